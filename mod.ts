@@ -1,0 +1,38 @@
+/**
+ * Backward passes of PyTorch's upsampling — `nearest-exact` 1d and 2d, `bilinear` 2d — on Huawei Ascend
+ * NPUs through CANN's aclnn operators (`Deno.dlopen`), with a TypeScript CPU backend that gives the same
+ * answers where no NPU is present: float32 nearest-exact is bit-exact with PyTorch's CPU kernels.
+ *
+ * Importing this module has no side effects and needs no permission; `Device.open()` loads CANN lazily
+ * (`--allow-ffi`, plus `--allow-env --allow-read` for the library search) and falls back to the CPU.
+ *
+ * @example
+ * ```ts
+ * import { Device, upsampleNearestExact2dBackward } from "./mod.ts";
+ *
+ * using device = Device.open(); // NPU 0 when CANN loads, else the CPU backend
+ * using grad = device.tensor(new Array(16).fill(1), [1, 1, 4, 4], { dtype: "float32" });
+ * using gradInput = upsampleNearestExact2dBackward(grad, {
+ *   outputSize: [4, 4],
+ *   inputSize: [1, 1, 2, 2],
+ * });
+ * console.log(device.backend, await gradInput.toFloat32Array()); // Float32Array [4, 4, 4, 4]
+ * ```
+ *
+ * @module
+ */
+
+export { Device, type DeviceOpenOptions, type TensorOptions } from "./src/device.ts";
+export { Tensor } from "./src/tensor/tensor.ts";
+export { type DType, DTYPES } from "./src/tensor/dtype.ts";
+export type { BackendKind } from "./src/backend.ts";
+export {
+  type UpsampleBackwardCommonOptions,
+  upsampleBilinear2dBackward,
+  type UpsampleBilinear2dBackwardOptions,
+  upsampleNearestExact1dBackward,
+  type UpsampleNearestExact1dBackwardOptions,
+  upsampleNearestExact2dBackward,
+  type UpsampleNearestExact2dBackwardOptions,
+} from "./src/ops/upsample.ts";
+export { AclError, LibraryLoadError, MissingSymbolError } from "./src/ffi/status.ts";

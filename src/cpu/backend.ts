@@ -1,0 +1,93 @@
+/**
+ * The CPU backend: storage is a host typed array (float32 values, or float16/bfloat16 bit patterns) and
+ * ops run synchronously in TypeScript, so results are ready when the op returns and are always
+ * deterministic.
+ *
+ * @module
+ */
+
+import type { Backend, StorageView, UpsampleCall, UpsampleParams } from "../backend.ts";
+import { allocateHost, type DType, type HostArray } from "../tensor/dtype.ts";
+import type { StridedArray } from "./types.ts";
+import {
+  bilinear2dBackwardCpu,
+  nearestExact1dBackwardCpu,
+  nearestExact2dBackwardCpu,
+} from "./mod.ts";
+
+// Typed arrays past this length cannot be allocated by V8; checked before allocating.
+const MAX_HOST_ELEMENTS = 2 ** 32 - 1;
+
+/**
+ * Runs the three backward ops on host memory.
+ *
+ * @example
+ * ```ts
+ * import { CpuBackend } from "./backend.ts";
+ * const backend = new CpuBackend();
+ * const handle = backend.allocate("float32", 4);
+ * backend.free(handle);
+ * backend.close();
+ * ```
+ */
+export class CpuBackend implements Backend<HostArray> {
+  /** Always `"cpu"`. */
+  readonly kind = "cpu" as const;
+  /** Always `"cpu (TypeScript)"`. */
+  readonly name = "cpu (TypeScript)";
+
+  /** Allocates a zeroed host array. */
+  allocate(dtype: DType, length: number): HostArray {
+    if (length > MAX_HOST_ELEMENTS) {
+      throw new RangeError(
+        `the CPU backend cannot hold ${length} elements in one tensor (limit ${MAX_HOST_ELEMENTS})`,
+      );
+    }
+    return allocateHost(dtype, length);
+  }
+
+  /** Nothing to do: the garbage collector reclaims host arrays. */
+  free(_handle: HostArray): void {}
+
+  /** Copies encoded host data in. */
+  upload(handle: HostArray, data: HostArray): void {
+    handle.set(data);
+  }
+
+  /** Returns a copy of a range of the storage. */
+  download(handle: HostArray, _dtype: DType, start: number, length: number): Promise<HostArray> {
+    return Promise.resolve(handle.slice(start, start + length));
+  }
+
+  /** The CPU backend runs every valid call. */
+  checkSupported(_params: UpsampleParams): void {}
+
+  /** Runs the op now. */
+  launch(call: UpsampleCall<HostArray>): void {
+    const args = {
+      gradOutput: strided(call.gradOutput),
+      out: strided(call.out),
+      inputSize: call.inputSize,
+      outputSize: call.outputSize,
+      scales: call.scales,
+    };
+    if (call.op === "nearestExact1d") nearestExact1dBackwardCpu(args);
+    else if (call.op === "nearestExact2d") nearestExact2dBackwardCpu(args);
+    else bilinear2dBackwardCpu({ ...args, alignCorners: call.alignCorners });
+  }
+
+  /** The CPU kernels are deterministic whatever the mode. */
+  setDeterministic(_on: boolean): void {}
+
+  /** Ops finish before they return, so there is never anything to wait for. */
+  synchronize(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Nothing to release. */
+  close(): void {}
+}
+
+function strided(view: StorageView<HostArray>): StridedArray {
+  return { data: view.handle, dtype: view.dtype, strides: view.strides, offset: view.offset };
+}

@@ -1,0 +1,264 @@
+/**
+ * `Device`: where tensors live and ops run — an Ascend NPU through CANN, or the TypeScript CPU backend.
+ *
+ * @module
+ */
+
+import type { Backend, BackendKind } from "./backend.ts";
+import { CpuBackend } from "./cpu/backend.ts";
+import { openNpuBackend } from "./ffi/npu_backend.ts";
+import { LibraryLoadError } from "./ffi/status.ts";
+import { allocateHost, type DType, DTYPES, encodeInto, isDType } from "./tensor/dtype.ts";
+import { contiguousStrides, numel } from "./tensor/layout.ts";
+import { Storage, type StorageOwner } from "./tensor/storage.ts";
+import { Tensor } from "./tensor/tensor.ts";
+
+/** Options of {@link Device.open}. */
+export interface DeviceOpenOptions {
+  /**
+   * `"npu"` requires CANN (or the host emulation); `"cpu"` is the TypeScript backend; `"auto"` (default)
+   * takes the NPU when CANN loads and a device exists, else the CPU.
+   */
+  backend?: "auto" | "npu" | "cpu";
+  /** NPU index (default 0). */
+  deviceId?: number;
+  /** Folder holding `libascendcl.so`, `libnnopbase.so` and `libopapi.so` (overrides the search list). */
+  libDir?: string;
+  /** Initial deterministic mode (default false). */
+  deterministic?: boolean;
+}
+
+/** Options of {@link Device.tensor} and {@link Device.zeros}. */
+export interface TensorOptions {
+  /** Element type (default `"float32"`). Numbers are rounded to it, to nearest even. */
+  dtype?: DType;
+}
+
+const OPEN_KEYS = new Set(["backend", "deviceId", "libDir", "deterministic"]);
+
+/**
+ * A device: an Ascend NPU driven through CANN's aclnn API, or the CPU backend, which computes the same
+ * results in TypeScript. Close it (or use `using`) to free everything it owns.
+ *
+ * The CPU backend is always deterministic; `setDeterministic` only records the wish there. On the NPU it
+ * sets `ACL_OPT_DETERMINISTIC` for the device's context before the next launch.
+ *
+ * @example
+ * ```ts
+ * import { Device } from "../mod.ts";
+ * using device = Device.open({ backend: "cpu" });
+ * using grad = device.tensor([1, 2, 3, 4], [1, 1, 2, 2]);
+ * console.log(device.backend, device.name, grad.shape); // "cpu" "cpu (TypeScript)" [1, 1, 2, 2]
+ * ```
+ */
+export class Device implements StorageOwner {
+  readonly #backend: Backend<unknown>;
+  readonly #storages = new Set<Storage>();
+  #deterministic: boolean;
+  #closed = false;
+
+  private constructor(backend: Backend<unknown>, deterministic: boolean) {
+    this.#backend = backend;
+    this.#deterministic = deterministic;
+    if (deterministic) backend.setDeterministic(true);
+  }
+
+  /**
+   * Opens a device. Without options: NPU 0 when CANN loads and reports a device, else the CPU backend.
+   *
+   * @throws {TypeError | RangeError} on bad options
+   * @throws {LibraryLoadError} when `backend: "npu"` is asked for and CANN cannot be loaded
+   * @throws {AclError} when the runtime fails to initialise the device
+   */
+  static open(options: DeviceOpenOptions = {}): Device {
+    if (typeof options !== "object" || options === null) {
+      throw new TypeError(`Device.open options must be an object, got ${String(options)}`);
+    }
+    for (const key of Object.keys(options)) {
+      if (!OPEN_KEYS.has(key)) {
+        throw new TypeError(
+          `Device.open: unknown option "${key}" (allowed: ${[...OPEN_KEYS].join(", ")})`,
+        );
+      }
+    }
+    const { backend = "auto", deviceId = 0, libDir, deterministic = false } = options;
+    if (backend !== "auto" && backend !== "npu" && backend !== "cpu") {
+      throw new TypeError(
+        `Device.open backend must be "auto", "npu" or "cpu", got ${String(backend)}`,
+      );
+    }
+    if (!Number.isSafeInteger(deviceId) || deviceId < 0) {
+      throw new RangeError(`Device.open deviceId must be an integer >= 0, got ${String(deviceId)}`);
+    }
+    if (libDir !== undefined && typeof libDir !== "string") {
+      throw new TypeError(`Device.open libDir must be a string path, got ${String(libDir)}`);
+    }
+    if (typeof deterministic !== "boolean") {
+      throw new TypeError(
+        `Device.open deterministic must be a boolean, got ${String(deterministic)}`,
+      );
+    }
+    if (backend === "cpu") return new Device(new CpuBackend(), deterministic);
+    if (backend === "npu") return new Device(openNpuBackend({ deviceId, libDir }), deterministic);
+    try {
+      return new Device(openNpuBackend({ deviceId, libDir, probe: true }), deterministic);
+    } catch (error) {
+      // "auto" falls back only when there is no CANN or no device; a broken runtime still throws.
+      if (error instanceof LibraryLoadError || error instanceof Deno.errors.NotCapable) {
+        return new Device(new CpuBackend(), deterministic);
+      }
+      throw error;
+    }
+  }
+
+  /** `"npu"` or `"cpu"`. */
+  get backend(): BackendKind {
+    return this.#backend.kind;
+  }
+
+  /** The SoC name reported by CANN, or `"cpu (TypeScript)"`. */
+  get name(): string {
+    return this.#backend.name;
+  }
+
+  /** Whether deterministic mode is on for ops that do not say otherwise. */
+  get deterministic(): boolean {
+    return this.#deterministic;
+  }
+
+  /** Whether {@link Device.close} was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Internal: the backend (for ops). */
+  get backendImpl(): Backend<unknown> {
+    this.#checkOpen("use");
+    return this.#backend;
+  }
+
+  /** Switches deterministic mode for later ops on this device. */
+  setDeterministic(on: boolean): void {
+    this.#checkOpen("setDeterministic");
+    if (typeof on !== "boolean") {
+      throw new TypeError(`setDeterministic(on): on must be a boolean, got ${String(on)}`);
+    }
+    this.#backend.setDeterministic(on);
+    this.#deterministic = on;
+  }
+
+  /**
+   * Creates a tensor from numbers (rounded to nearest even for float16 and bfloat16), in row-major order.
+   *
+   * @throws {TypeError} on a bad dtype or values that are not numbers
+   * @throws {RangeError} when the value count does not match the shape
+   */
+  tensor(values: ArrayLike<number>, shape: readonly number[], options: TensorOptions = {}): Tensor {
+    this.#checkOpen("tensor");
+    const dtype = checkDType(options);
+    const length = checkShape(shape, "tensor");
+    if (values === null || typeof values !== "object" || typeof values.length !== "number") {
+      throw new TypeError(
+        `tensor(values, shape): values must be an array or typed array of numbers`,
+      );
+    }
+    if (values.length !== length) {
+      throw new RangeError(
+        `tensor(values, shape): ${values.length} values do not fill shape [${shape.join(", ")}] ` +
+          `(${length} elements)`,
+      );
+    }
+    const host = allocateHost(dtype, length);
+    encodeInto(dtype, values, host);
+    const tensor = this.#allocate(dtype, shape, length);
+    if (length > 0) this.#backend.upload(Tensor.internals(tensor).storage.handle, host);
+    return tensor;
+  }
+
+  /** Creates a zero-filled tensor. */
+  zeros(shape: readonly number[], options: TensorOptions = {}): Tensor {
+    this.#checkOpen("zeros");
+    const dtype = checkDType(options);
+    const length = checkShape(shape, "zeros");
+    const tensor = this.#allocate(dtype, shape, length);
+    if (length > 0) {
+      this.#backend.upload(Tensor.internals(tensor).storage.handle, allocateHost(dtype, length));
+    }
+    return tensor;
+  }
+
+  /** Internal: a contiguous tensor with uninitialised storage. */
+  empty(dtype: DType, shape: readonly number[]): Tensor {
+    return this.#allocate(dtype, shape, numel(shape));
+  }
+
+  /** Waits until every queued op and copy on this device has finished. */
+  async synchronize(): Promise<void> {
+    this.#checkOpen("synchronize");
+    await this.#backend.synchronize();
+  }
+
+  /** Frees every tensor of this device and releases the device. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const storage of [...this.#storages]) storage.free();
+    this.#backend.close();
+  }
+
+  /** Same as {@link Device.close}, for `using`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /** Internal, part of `StorageOwner`: the backend that frees storages, even after close. */
+  get storageBackend(): Backend<unknown> {
+    return this.#backend;
+  }
+
+  /** Internal, part of `StorageOwner`. */
+  forget(storage: Storage): void {
+    this.#storages.delete(storage);
+  }
+
+  #allocate(dtype: DType, shape: readonly number[], length: number): Tensor {
+    const handle = this.#backend.allocate(dtype, length);
+    const storage = new Storage(this, handle, dtype, length);
+    this.#storages.add(storage);
+    try {
+      return Tensor.create(this, storage, { shape, strides: contiguousStrides(shape), offset: 0 });
+    } catch (error) {
+      storage.free();
+      throw error;
+    }
+  }
+
+  #checkOpen(what: string): void {
+    if (this.#closed) throw new TypeError(`${what}: the device was closed`);
+  }
+}
+
+function checkDType(options: TensorOptions): DType {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`tensor options must be an object, got ${String(options)}`);
+  }
+  const dtype = options.dtype ?? "float32";
+  if (!isDType(dtype)) {
+    throw new TypeError(`dtype must be one of ${DTYPES.join(", ")}, got ${String(dtype)}`);
+  }
+  return dtype;
+}
+
+function checkShape(shape: readonly number[], what: string): number {
+  if (!Array.isArray(shape)) {
+    throw new TypeError(`${what}: shape must be an array of sizes, got ${String(shape)}`);
+  }
+  for (const size of shape) {
+    if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
+      throw new RangeError(
+        `${what}: shape sizes must be integers >= 0, got [${shape.join(", ")}]`,
+      );
+    }
+  }
+  return numel(shape, `${what}: shape`);
+}

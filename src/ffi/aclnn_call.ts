@@ -1,0 +1,193 @@
+/**
+ * One aclnn two-phase call: describe the views with `aclCreateTensor`, phase 1 for the workspace size and
+ * executor, workspace from the device cache, phase 2 on the stream; every aclnn object is destroyed on
+ * every path.
+ *
+ * @module
+ */
+
+import type { StorageView, UpsampleCall, UpsampleOp, UpsampleParams } from "../backend.ts";
+import type { CannLibraries } from "./loader.ts";
+import type { CannRuntime } from "./runtime.ts";
+import { MissingSymbolError } from "./status.ts";
+import { ACL_DTYPE, ACL_FORMAT } from "./symbols.ts";
+
+/** A device buffer: its address and size in bytes (address 0n for an empty buffer). */
+export interface NpuBuffer {
+  /** Device address. */
+  readonly address: bigint;
+  /** Size in bytes. */
+  readonly bytes: number;
+}
+
+/** What a launch needs from its device. */
+export interface LaunchTarget {
+  /** The runtime (status checks, scratch out-parameters). */
+  readonly runtime: CannRuntime;
+  /** The device stream. */
+  readonly stream: bigint;
+  /** Returns a workspace of at least `bytes` (cached, grow-only). */
+  workspace(bytes: bigint): bigint;
+}
+
+const PHASE1_NAMES: Readonly<Record<UpsampleOp, string>> = {
+  nearestExact1d: "aclnnUpsampleNearestExact1dBackward",
+  nearestExact2d: "aclnnUpsampleNearestExact2dBackward",
+  bilinear2d: "aclnnUpsampleBilinear2dBackward",
+};
+
+/** The API name an op is launched through: V2 for bilinear when the library has it. */
+export function opApiName(libs: CannLibraries, op: UpsampleOp): string {
+  const base = PHASE1_NAMES[op];
+  if (op === "bilinear2d" && hasV2(libs)) return `${base}V2`;
+  return base;
+}
+
+function hasV2(libs: CannLibraries): boolean {
+  return libs.opapi.aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSize !== null &&
+    libs.opapi.aclnnUpsampleBilinear2dBackwardV2 !== null;
+}
+
+/**
+ * Throws when the loaded CANN cannot run these parameters: a missing operator symbol
+ * (`MissingSymbolError`), or what bilinear V1 would silently get wrong (bfloat16, explicit scales that
+ * disagree with the sizes: V1 derives its scales from the sizes).
+ *
+ * @example
+ * ```ts ignore
+ * checkOpSupported(libs, { op: "bilinear2d", dtype: "bfloat16", ... }); // TypeError with V1 only
+ * ```
+ */
+export function checkOpSupported(libs: CannLibraries, params: UpsampleParams): void {
+  const name = opApiName(libs, params.op);
+  const ops = libs.opapi as Record<string, unknown>;
+  for (const symbol of [`${name}GetWorkspaceSize`, name]) {
+    if (ops[symbol] === null || ops[symbol] === undefined) {
+      throw new MissingSymbolError(symbol, libs.opapiPath);
+    }
+  }
+  if (params.op !== "bilinear2d" || name.endsWith("V2")) return;
+  if (params.dtype === "bfloat16") {
+    throw new TypeError(
+      `upsampleBilinear2dBackward: this CANN only has aclnnUpsampleBilinear2dBackward (V1), which ` +
+        `does not support bfloat16; use float32 or float16, or a CANN with the V2 operator`,
+    );
+  }
+  if (params.alignCorners) return;
+  params.scales.forEach((scale, i) => {
+    const input = params.inputSize[2 + i];
+    const output = params.outputSize[i];
+    if (
+      scale > 0 && Math.fround(1 / scale) !== Math.fround(Math.fround(input) / Math.fround(output))
+    ) {
+      const key = i === 0 ? "scalesH" : "scalesW";
+      throw new RangeError(
+        `upsampleBilinear2dBackward: ${key} ${scale} differs from outputSize/inputSize ` +
+          `(${output}/${input}), and this CANN only has the V1 operator, which ignores scales; ` +
+          `omit ${key} or use a CANN with aclnnUpsampleBilinear2dBackwardV2`,
+      );
+    }
+  });
+}
+
+/** Reused buffers for the descriptors (aclCreateTensor and aclCreateIntArray copy their inputs). */
+const dimsScratch = new BigInt64Array(8);
+const stridesScratch = new BigInt64Array(8);
+const storageScratch = new BigInt64Array(1);
+const FORMAT_BY_RANK: Readonly<Record<number, number>> = {
+  3: ACL_FORMAT.NCL,
+  4: ACL_FORMAT.NCHW,
+  5: ACL_FORMAT.NCDHW,
+};
+
+function createTensor(libs: CannLibraries, view: StorageView<NpuBuffer>): bigint {
+  const rank = view.shape.length;
+  for (let d = 0; d < rank; d++) {
+    dimsScratch[d] = BigInt(view.shape[d]);
+    stridesScratch[d] = BigInt(view.strides[d]);
+  }
+  storageScratch[0] = BigInt(view.storageLength);
+  const handle = libs.nnopbase.aclCreateTensor(
+    dimsScratch,
+    BigInt(rank),
+    ACL_DTYPE[view.dtype],
+    stridesScratch,
+    BigInt(view.offset),
+    FORMAT_BY_RANK[rank] ?? ACL_FORMAT.ND,
+    storageScratch,
+    1n,
+    view.handle.address,
+  );
+  return BigInt(handle);
+}
+
+function createIntArray(libs: CannLibraries, values: readonly number[]): bigint {
+  for (let i = 0; i < values.length; i++) dimsScratch[i] = BigInt(values[i]);
+  return BigInt(libs.nnopbase.aclCreateIntArray(dimsScratch, BigInt(values.length)));
+}
+
+/**
+ * Runs both phases of an op on the device stream. aclTensor/aclIntArray handles are destroyed before
+ * returning, on success and on every error; the executor is consumed by phase 2, or destroyed here when
+ * phase 2 is never reached.
+ *
+ * @throws {AclError} with the failing API's status and the runtime's message
+ */
+export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>): void {
+  const { runtime, stream } = target;
+  const { libs } = runtime;
+  const name = opApiName(libs, call.op);
+  const ops = libs.opapi as unknown as Record<string, (...args: unknown[]) => number>;
+  const phase1 = ops[`${name}GetWorkspaceSize`];
+  const phase2 = ops[name];
+  const handles: Array<[bigint, (h: bigint) => number]> = [];
+  const destroyTensor = (h: bigint): number => libs.nnopbase.aclDestroyTensor(h);
+  const destroyArray = (h: bigint): number => libs.nnopbase.aclDestroyIntArray(h);
+  try {
+    const grad = createTensor(libs, call.gradOutput);
+    if (grad !== 0n) handles.push([grad, destroyTensor]);
+    const out = createTensor(libs, call.out);
+    if (out !== 0n) handles.push([out, destroyTensor]);
+    const outputSize = createIntArray(libs, call.outputSize);
+    if (outputSize !== 0n) handles.push([outputSize, destroyArray]);
+    const inputSize = createIntArray(libs, call.inputSize);
+    if (inputSize !== 0n) handles.push([inputSize, destroyArray]);
+    if (handles.length < 4) {
+      throw runtime.error(561000, "aclCreateTensor/aclCreateIntArray");
+    }
+    const wsOut = runtime.out64;
+    const exOut = runtime.outExecutor;
+    wsOut[0] = 0n;
+    exOut[0] = 0n;
+    const status = call.op === "bilinear2d"
+      ? phase1(
+        grad,
+        outputSize,
+        inputSize,
+        call.alignCorners,
+        call.scales[0],
+        call.scales[1],
+        out,
+        wsOut,
+        exOut,
+      )
+      : call.op === "nearestExact2d"
+      ? phase1(grad, outputSize, inputSize, call.scales[0], call.scales[1], out, wsOut, exOut)
+      : phase1(grad, outputSize, inputSize, call.scales[0], out, wsOut, exOut);
+    runtime.check(status, `${name}GetWorkspaceSize`);
+    const executor = exOut[0];
+    const workspaceSize = wsOut[0];
+    let workspace = 0n;
+    try {
+      if (workspaceSize > 0n) workspace = target.workspace(workspaceSize);
+    } catch (error) {
+      // Phase 2 will not run: free the executor through the documented repeatable path.
+      libs.nnopbase.aclSetAclOpExecutorRepeatable(executor);
+      libs.nnopbase.aclDestroyAclOpExecutor(executor);
+      throw error;
+    }
+    runtime.check(phase2(workspace, workspaceSize, executor, stream), name);
+  } finally {
+    for (const [handle, destroy] of handles) destroy(handle);
+  }
+}

@@ -1,0 +1,295 @@
+/**
+ * The NPU backend: one device, one context, one stream; device memory through `aclrtMalloc`; ops through
+ * aclnn; reads await the stream on a worker thread so the event loop is never blocked.
+ *
+ * @module
+ */
+
+import type { Backend, UpsampleCall, UpsampleParams } from "../backend.ts";
+import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
+import { checkOpSupported, launchAclnn, type LaunchTarget, type NpuBuffer } from "./aclnn_call.ts";
+import { loadCann } from "./loader.ts";
+import { CannRuntime } from "./runtime.ts";
+import { LibraryLoadError } from "./status.ts";
+import { MALLOC_HUGE_FIRST, MEMCPY_KIND, OPT_DETERMINISTIC } from "./symbols.ts";
+
+export type { NpuBuffer } from "./aclnn_call.ts";
+
+/** Options of {@link openNpuBackend}. */
+export interface NpuOpenOptions {
+  /** NPU index. */
+  deviceId: number;
+  /** Folder of the CANN libraries (first in the search list). */
+  libDir?: string;
+  /** "auto" mode: no device is a `LibraryLoadError` (so the caller falls back to the CPU). */
+  probe?: boolean;
+}
+
+const ACL_ERROR_RT_CONTEXT_NULL = 107002;
+// Deferred frees above this many bytes force a sync, so dropping results in a loop cannot grow memory.
+const MAX_DEFERRED_BYTES = 256 * 2 ** 20;
+
+/**
+ * Loads CANN and opens one NPU: `aclInit` (once per process), `aclrtSetDevice`, a stream.
+ *
+ * @throws {LibraryLoadError} when CANN is missing (or, with `probe`, has no device)
+ * @throws {AclError} when the runtime fails
+ * @example
+ * ```ts ignore
+ * import { openNpuBackend } from "./npu_backend.ts";
+ * const backend = openNpuBackend({ deviceId: 0, libDir: "native/build" });
+ * backend.close();
+ * ```
+ */
+export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
+  const libs = loadCann(options.libDir);
+  const runtime = CannRuntime.of(libs);
+  const { acl } = libs;
+  runtime.acquire();
+  let deviceSet = false;
+  try {
+    const count = new Uint32Array(1);
+    runtime.check(acl.aclrtGetDeviceCount(count), "aclrtGetDeviceCount");
+    if (options.deviceId >= count[0]) {
+      const message = `deviceId ${options.deviceId} is out of range: CANN in ${libs.dir} reports ` +
+        `${count[0]} device(s)`;
+      if (options.probe) throw new LibraryLoadError([message], "no usable NPU");
+      throw new RangeError(`Device.open: ${message}`);
+    }
+    runtime.check(acl.aclrtSetDevice(options.deviceId), "aclrtSetDevice");
+    deviceSet = true;
+    const slot = new BigUint64Array(1);
+    runtime.check(acl.aclrtGetCurrentContext(slot), "aclrtGetCurrentContext");
+    const context = slot[0];
+    runtime.noteCurrent(context);
+    runtime.check(acl.aclrtCreateStream(slot), "aclrtCreateStream");
+    const namePointer = acl.aclrtGetSocName();
+    const soc = namePointer === null
+      ? "Ascend NPU"
+      : Deno.UnsafePointerView.getCString(namePointer);
+    return new NpuBackend(
+      runtime,
+      options.deviceId,
+      context,
+      slot[0],
+      `${soc} #${options.deviceId}`,
+    );
+  } catch (error) {
+    if (deviceSet) acl.aclrtResetDevice(options.deviceId);
+    runtime.release();
+    throw error;
+  }
+}
+
+/**
+ * A backend over one NPU. Storage handles are {@link NpuBuffer}s.
+ *
+ * @example
+ * ```ts ignore
+ * const backend = openNpuBackend({ deviceId: 0 });
+ * const buffer = backend.allocate("float32", 16);
+ * backend.free(buffer);
+ * backend.close();
+ * ```
+ */
+export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
+  /** Always `"npu"`. */
+  readonly kind = "npu" as const;
+  #workspace: NpuBuffer = { address: 0n, bytes: 0 };
+  // Buffers dropped while queued work may still use them, with the enqueue count at that moment.
+  #deferred: Array<{ buffer: NpuBuffer; after: number }> = [];
+  #deferredBytes = 0;
+  #enqueued = 0; // launches so far
+  #completed = 0; // launches known finished (by a completed sync)
+  #syncing: Promise<void> | null = null;
+  #deterministic = false;
+  #closed = false;
+
+  /** Internal: use {@link openNpuBackend}. */
+  constructor(
+    /** The process-wide runtime of the loaded CANN. */
+    readonly runtime: CannRuntime,
+    /** The NPU index. */
+    readonly deviceId: number,
+    /** UNSAFE: the device's ACL context handle. */
+    readonly context: bigint,
+    /** UNSAFE: the device's stream handle. */
+    readonly stream: bigint,
+    /** SoC name and index. */
+    readonly name: string,
+  ) {}
+
+  /** Allocates device memory (32-byte aligned by the runtime); empty buffers take none. */
+  allocate(dtype: DType, length: number): NpuBuffer {
+    const bytes = length * dtypeByteSize(dtype);
+    return bytes === 0 ? { address: 0n, bytes: 0 } : this.#malloc(bytes);
+  }
+
+  /** Frees now when the stream is idle, else after the next sync (queued work may still use it). */
+  free(buffer: NpuBuffer): void {
+    if (buffer.address === 0n) return;
+    if (this.#enqueued === this.#completed) {
+      this.#release(buffer);
+      return;
+    }
+    this.#deferred.push({ buffer, after: this.#enqueued });
+    this.#deferredBytes += buffer.bytes;
+    if (this.#deferredBytes > MAX_DEFERRED_BYTES) this.#syncBlocking();
+  }
+
+  /** Host-to-device copy (synchronous; fresh storage is never in use by queued work). */
+  upload(buffer: NpuBuffer, data: HostArray): void {
+    this.runtime.activate(this.context);
+    const count = BigInt(data.byteLength);
+    const status = this.runtime.libs.acl.aclrtMemcpyToDevice(
+      buffer.address,
+      BigInt(buffer.bytes),
+      data,
+      count,
+      MEMCPY_KIND.hostToDevice,
+    );
+    this.runtime.check(status, "aclrtMemcpy");
+  }
+
+  /** Awaits the stream, then copies `length` elements from `start` to the host. */
+  async download(
+    buffer: NpuBuffer,
+    dtype: DType,
+    start: number,
+    length: number,
+  ): Promise<HostArray> {
+    while (this.#enqueued > this.#completed) await this.synchronize();
+    const host = allocateHost(dtype, length);
+    const size = dtypeByteSize(dtype);
+    this.runtime.activate(this.context);
+    const status = this.runtime.libs.acl.aclrtMemcpyToHost(
+      host,
+      BigInt(host.byteLength),
+      buffer.address + BigInt(start * size),
+      BigInt(length * size),
+      MEMCPY_KIND.deviceToHost,
+    );
+    this.runtime.check(status, "aclrtMemcpy");
+    return host;
+  }
+
+  /** Missing operator symbols and V1-only limits are reported before anything is allocated. */
+  checkSupported(params: UpsampleParams): void {
+    checkOpSupported(this.runtime.libs, params);
+  }
+
+  /** Enqueues the op on the device stream. */
+  launch(call: UpsampleCall<NpuBuffer>): void {
+    if (call.inputSize[0] * call.inputSize[1] === 0) return; // empty result: nothing to compute
+    this.runtime.activate(this.context);
+    this.#applyDeterministic(call.deterministic);
+    this.#enqueued++;
+    launchAclnn(this, call);
+  }
+
+  /** Sets `ACL_OPT_DETERMINISTIC` on the device context when it changes. */
+  setDeterministic(on: boolean): void {
+    this.runtime.activate(this.context);
+    this.#applyDeterministic(on);
+  }
+
+  /** Reads `ACL_OPT_DETERMINISTIC` back from the runtime (`aclrtCtxGetSysParamOpt`). */
+  readDeterministic(): boolean {
+    this.runtime.activate(this.context);
+    const value = new BigInt64Array(1);
+    const status = this.runtime.libs.acl.aclrtCtxGetSysParamOpt(OPT_DETERMINISTIC, value);
+    this.runtime.check(status, "aclrtCtxGetSysParamOpt");
+    return value[0] !== 0n;
+  }
+
+  /** Part of the launch target: a workspace of at least `bytes`, grown (never shrunk) on demand. */
+  workspace(bytes: bigint): bigint {
+    if (bytes > BigInt(this.#workspace.bytes)) {
+      const grown = this.#malloc(Number(bytes));
+      this.free(this.#workspace);
+      this.#workspace = grown;
+    }
+    return this.#workspace.address;
+  }
+
+  /** Waits for the stream on a worker thread, then frees deferred buffers. */
+  synchronize(): Promise<void> {
+    if (this.#syncing) return this.#syncing.then(() => this.synchronize());
+    if (this.#enqueued === this.#completed) return Promise.resolve();
+    const target = this.#enqueued;
+    const { acl } = this.runtime.libs;
+    const done = (status: number): void => {
+      this.#syncing = null;
+      // A runtime that wants a context on the worker thread: sync here, where the context is current.
+      if (status === ACL_ERROR_RT_CONTEXT_NULL) {
+        this.runtime.activate(this.context);
+        status = acl.aclrtSynchronizeStream(this.stream);
+      }
+      this.#afterSync(target, status);
+    };
+    this.#syncing = acl.aclrtSynchronizeStreamNonblocking(this.stream).then(done, (error) => {
+      this.#syncing = null;
+      throw error;
+    });
+    return this.#syncing;
+  }
+
+  /** Synchronizes, frees the workspace and every deferred buffer, destroys the stream, resets the device. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    const { acl } = this.runtime.libs;
+    this.runtime.activate(this.context);
+    acl.aclrtSynchronizeStream(this.stream);
+    this.#completed = this.#enqueued;
+    this.#flushDeferred();
+    if (this.#workspace.address !== 0n) this.#release(this.#workspace);
+    acl.aclrtDestroyStream(this.stream);
+    acl.aclrtResetDevice(this.deviceId);
+    this.runtime.forget(this.context);
+    this.runtime.release();
+  }
+
+  #malloc(bytes: number): NpuBuffer {
+    this.runtime.activate(this.context);
+    const slot = this.runtime.out64;
+    const status = this.runtime.libs.acl.aclrtMalloc(slot, BigInt(bytes), MALLOC_HUGE_FIRST);
+    this.runtime.check(status, "aclrtMalloc");
+    return { address: slot[0], bytes };
+  }
+
+  #release(buffer: NpuBuffer): void {
+    this.runtime.activate(this.context);
+    this.runtime.check(this.runtime.libs.acl.aclrtFree(buffer.address), "aclrtFree");
+  }
+
+  #applyDeterministic(on: boolean): void {
+    if (on === this.#deterministic) return;
+    const status = this.runtime.libs.acl.aclrtCtxSetSysParamOpt(OPT_DETERMINISTIC, on ? 1n : 0n);
+    this.runtime.check(status, "aclrtCtxSetSysParamOpt");
+    this.#deterministic = on;
+  }
+
+  #syncBlocking(): void {
+    this.runtime.activate(this.context);
+    const target = this.#enqueued;
+    this.#afterSync(target, this.runtime.libs.acl.aclrtSynchronizeStream(this.stream));
+  }
+
+  // Work up to `target` has finished (even when the sync reports an earlier failure).
+  #afterSync(target: number, status: number): void {
+    this.#completed = Math.max(this.#completed, target);
+    this.#flushDeferred();
+    this.runtime.check(status, "aclrtSynchronizeStream");
+  }
+
+  #flushDeferred(): void {
+    const keep: Array<{ buffer: NpuBuffer; after: number }> = [];
+    for (const entry of this.#deferred) {
+      if (entry.after <= this.#completed) this.#release(entry.buffer);
+      else keep.push(entry);
+    }
+    this.#deferred = keep;
+    this.#deferredBytes = keep.reduce((sum, entry) => sum + entry.buffer.bytes, 0);
+  }
+}

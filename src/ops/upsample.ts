@@ -1,0 +1,156 @@
+/**
+ * The three backward ops: validate once, allocate the result, dispatch to the device's backend.
+ *
+ * @module
+ */
+
+import type { StorageView, UpsampleOp } from "../backend.ts";
+import { Tensor } from "../tensor/tensor.ts";
+import { resolveUpsample } from "./validate.ts";
+
+/** Options shared by the three ops. */
+export interface UpsampleBackwardCommonOptions {
+  /**
+   * Tensor to write the result into (shape `inputSize`, dtype of `gradOutput`, same device; may be a
+   * strided view; must not overlap `gradOutput`). It is returned.
+   */
+  out?: Tensor;
+  /** Deterministic mode for this call only; the device's setting when omitted. */
+  deterministic?: boolean;
+}
+
+/** Options of {@link upsampleNearestExact1dBackward}. */
+export interface UpsampleNearestExact1dBackwardOptions extends UpsampleBackwardCommonOptions {
+  /** `[L_out]`: the spatial size of the forward output (and of `gradOutput`). */
+  outputSize: readonly number[];
+  /** `[N, C, L_in]`: the shape of the forward input (and of the result). */
+  inputSize: readonly number[];
+  /** PyTorch `scale_factor` (output / input); omitted or 0 derives it from the sizes. */
+  scales?: number;
+}
+
+/** Options of {@link upsampleNearestExact2dBackward}. */
+export interface UpsampleNearestExact2dBackwardOptions extends UpsampleBackwardCommonOptions {
+  /** `[H_out, W_out]`: the spatial size of the forward output (and of `gradOutput`). */
+  outputSize: readonly number[];
+  /** `[N, C, H_in, W_in]`: the shape of the forward input (and of the result). */
+  inputSize: readonly number[];
+  /** PyTorch height `scale_factor`; omitted or 0 derives it from the sizes. */
+  scalesH?: number;
+  /** PyTorch width `scale_factor`; omitted or 0 derives it from the sizes. */
+  scalesW?: number;
+}
+
+/** Options of {@link upsampleBilinear2dBackward}. */
+export interface UpsampleBilinear2dBackwardOptions extends UpsampleNearestExact2dBackwardOptions {
+  /** PyTorch `align_corners` (default false); when true the scales are not used. */
+  alignCorners?: boolean;
+}
+
+/**
+ * Gradient of PyTorch's `interpolate(mode="nearest-exact")` on 3-D input `[N, C, L]`: sums each
+ * element of `gradOutput` into the input position the forward op read it from.
+ *
+ * Bit-exact with PyTorch's CPU result in float32; float16/bfloat16 are accumulated in float32 and rounded
+ * once. Enqueues and returns at once; read the result with `await result.toFloat32Array()`.
+ *
+ * @throws {TypeError | RangeError} before anything is allocated, on bad arguments
+ * @throws {AclError} on an NPU runtime failure
+ * @example
+ * ```ts
+ * import { Device, upsampleNearestExact1dBackward } from "../../mod.ts";
+ * using device = Device.open({ backend: "cpu" });
+ * using grad = device.tensor([1, 2, 3, 4], [1, 1, 4]);
+ * using gradInput = upsampleNearestExact1dBackward(grad, { outputSize: [4], inputSize: [1, 1, 2] });
+ * console.log(await gradInput.toFloat32Array()); // Float32Array [3, 7]
+ * ```
+ */
+export function upsampleNearestExact1dBackward(
+  gradOutput: Tensor,
+  options: UpsampleNearestExact1dBackwardOptions,
+): Tensor {
+  return run("nearestExact1d", gradOutput, options);
+}
+
+/**
+ * Gradient of PyTorch's `interpolate(mode="nearest-exact")` on 4-D input `[N, C, H, W]`.
+ *
+ * Bit-exact with PyTorch's CPU result in float32; float16/bfloat16 are accumulated in float32 and rounded
+ * once. Enqueues and returns at once; read the result with `await result.toFloat32Array()`.
+ *
+ * @throws {TypeError | RangeError} before anything is allocated, on bad arguments
+ * @throws {AclError} on an NPU runtime failure
+ * @example
+ * ```ts
+ * import { Device, upsampleNearestExact2dBackward } from "../../mod.ts";
+ * using device = Device.open({ backend: "cpu" });
+ * using grad = device.tensor(new Array(16).fill(1), [1, 1, 4, 4]);
+ * using gradInput = upsampleNearestExact2dBackward(grad, {
+ *   outputSize: [4, 4],
+ *   inputSize: [1, 1, 2, 2],
+ * });
+ * console.log(await gradInput.toFloat32Array()); // Float32Array [4, 4, 4, 4]
+ * ```
+ */
+export function upsampleNearestExact2dBackward(
+  gradOutput: Tensor,
+  options: UpsampleNearestExact2dBackwardOptions,
+): Tensor {
+  return run("nearestExact2d", gradOutput, options);
+}
+
+/**
+ * Gradient of PyTorch's `interpolate(mode="bilinear")` on 4-D input `[N, C, H, W]`, with PyTorch >= 2.0
+ * CPU numerics (float32 coordinates and weights), within a few ulp of PyTorch in float32.
+ *
+ * @throws {TypeError | RangeError} before anything is allocated, on bad arguments
+ * @throws {AclError} on an NPU runtime failure
+ * @example
+ * ```ts
+ * import { Device, upsampleBilinear2dBackward } from "../../mod.ts";
+ * using device = Device.open({ backend: "cpu" });
+ * using grad = device.tensor(new Array(16).fill(1), [1, 1, 4, 4]);
+ * using gradInput = upsampleBilinear2dBackward(grad, {
+ *   outputSize: [4, 4],
+ *   inputSize: [1, 1, 2, 2],
+ *   alignCorners: true,
+ * });
+ * console.log(await gradInput.toFloat32Array()); // Float32Array [4, 4, 4, 4]
+ * ```
+ */
+export function upsampleBilinear2dBackward(
+  gradOutput: Tensor,
+  options: UpsampleBilinear2dBackwardOptions,
+): Tensor {
+  return run("bilinear2d", gradOutput, options);
+}
+
+function run(op: UpsampleOp, gradOutput: unknown, options: unknown): Tensor {
+  const call = resolveUpsample(op, gradOutput, options);
+  const backend = call.device.backendImpl;
+  const dtype = call.gradOutput.dtype;
+  backend.checkSupported({ ...call, dtype });
+  const result = call.out ?? call.device.empty(dtype, call.inputSize);
+  try {
+    backend.launch({
+      ...call,
+      dtype,
+      gradOutput: storageView(call.gradOutput),
+      out: storageView(result),
+    });
+  } catch (error) {
+    if (result !== call.out) result.dispose();
+    throw error;
+  }
+  return result;
+}
+
+function storageView(tensor: Tensor): StorageView<unknown> {
+  const { storage, layout } = Tensor.internals(tensor);
+  return {
+    handle: storage.handle,
+    dtype: storage.dtype,
+    storageLength: storage.length,
+    ...layout,
+  };
+}

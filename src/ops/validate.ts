@@ -1,0 +1,268 @@
+/**
+ * Argument checking and size/scale resolution shared by every backend. Everything here runs before any
+ * allocation or launch, and every error names the argument, the value and the rule.
+ *
+ * @module
+ */
+
+import type { UpsampleOp } from "../backend.ts";
+import type { Device } from "../device.ts";
+import { storageSpan } from "../tensor/layout.ts";
+import { Tensor } from "../tensor/tensor.ts";
+
+/** A call whose arguments passed every check. */
+export interface ResolvedUpsample {
+  /** Which op. */
+  readonly op: UpsampleOp;
+  /** The device of `gradOutput` (and `out`). */
+  readonly device: Device;
+  /** The incoming gradient. */
+  readonly gradOutput: Tensor;
+  /** Where to write, or `null` to allocate a contiguous result. */
+  readonly out: Tensor | null;
+  /** `[N, C, L]` or `[N, C, H, W]`. */
+  readonly inputSize: readonly number[];
+  /** `[L]` or `[H, W]`. */
+  readonly outputSize: readonly number[];
+  /** Scale factor per spatial dimension; 0 = derive from the sizes. */
+  readonly scales: readonly number[];
+  /** Bilinear only; false for the nearest-exact ops. */
+  readonly alignCorners: boolean;
+  /** Per-call deterministic mode, or the device's when not given. */
+  readonly deterministic: boolean;
+}
+
+interface OpRule {
+  readonly name: string;
+  readonly spatial: readonly string[];
+  readonly scaleKeys: readonly string[];
+  readonly keys: ReadonlySet<string>;
+}
+
+const COMMON_KEYS = ["outputSize", "inputSize", "out", "deterministic"];
+
+/** Per-op names used in checks and messages. */
+export const OP_RULES: Readonly<Record<UpsampleOp, OpRule>> = {
+  nearestExact1d: {
+    name: "upsampleNearestExact1dBackward",
+    spatial: ["L"],
+    scaleKeys: ["scales"],
+    keys: new Set([...COMMON_KEYS, "scales"]),
+  },
+  nearestExact2d: {
+    name: "upsampleNearestExact2dBackward",
+    spatial: ["H", "W"],
+    scaleKeys: ["scalesH", "scalesW"],
+    keys: new Set([...COMMON_KEYS, "scalesH", "scalesW"]),
+  },
+  bilinear2d: {
+    name: "upsampleBilinear2dBackward",
+    spatial: ["H", "W"],
+    scaleKeys: ["scalesH", "scalesW"],
+    keys: new Set([...COMMON_KEYS, "scalesH", "scalesW", "alignCorners"]),
+  },
+};
+
+/** aclnn's nearest-exact limit: the forward op may shrink a dimension at most 50 times. */
+export const MAX_NEAREST_SHRINK = 50;
+
+const show = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(show).join(", ")}]`;
+  if (typeof value === "string") return JSON.stringify(value);
+  if (Object.is(value, -0)) return "-0";
+  return String(value);
+};
+
+/**
+ * Checks the arguments of one op call and resolves them, or throws `TypeError` (wrong kinds, ranks,
+ * dtypes, devices, disposed tensors) or `RangeError` (sizes, scales, overlap).
+ *
+ * @example
+ * ```ts
+ * import { Device } from "../device.ts";
+ * import { resolveUpsample } from "./validate.ts";
+ * using device = Device.open({ backend: "cpu" });
+ * using grad = device.zeros([1, 1, 4]);
+ * resolveUpsample("nearestExact1d", grad, { outputSize: [4], inputSize: [1, 1, 2] }).scales; // [0]
+ * ```
+ */
+export function resolveUpsample(
+  op: UpsampleOp,
+  gradOutput: unknown,
+  options: unknown,
+): ResolvedUpsample {
+  const rule = OP_RULES[op];
+  const fail = (Kind: typeof TypeError, message: string): never => {
+    throw new Kind(`${rule.name}: ${message}`);
+  };
+  const rank = rule.spatial.length + 2;
+
+  if (!(gradOutput instanceof Tensor)) {
+    fail(TypeError, `gradOutput must be a Tensor, got ${typeof gradOutput}`);
+  }
+  const grad = gradOutput as Tensor;
+  if (grad.disposed) {
+    fail(TypeError, `gradOutput (${grad}) was disposed or its device closed`);
+  }
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    fail(
+      TypeError,
+      `options must be an object with outputSize and inputSize, got ${show(options)}`,
+    );
+  }
+  const opts = options as Record<string, unknown>;
+  for (const key of Object.keys(opts)) {
+    if (!rule.keys.has(key)) {
+      fail(TypeError, `unknown option "${key}" (allowed: ${[...rule.keys].join(", ")})`);
+    }
+  }
+
+  const outputSize = sizeList(opts.outputSize, "outputSize", rule.spatial.length, fail);
+  const inputSize = sizeList(opts.inputSize, "inputSize", rank, fail);
+  const inSpatial = inputSize.slice(2);
+  if (inSpatial.some((s) => s < 1) || outputSize.some((s) => s < 1)) {
+    const describe = (sizes: number[]): string =>
+      sizes.map((s, i) => `${rule.spatial[i]}: ${s}`).join(", ");
+    fail(
+      RangeError,
+      `input and output sizes should be greater than 0, but got input (${describe(inSpatial)}) ` +
+        `output (${describe(outputSize)})`,
+    );
+  }
+
+  if (grad.shape.length !== rank) {
+    fail(
+      TypeError,
+      `gradOutput must be ${rank}-D [N, C, ${rule.spatial.join(", ")}], got shape ${
+        show(grad.shape)
+      }`,
+    );
+  }
+  const expected = [inputSize[0], inputSize[1], ...outputSize];
+  for (let d = 0; d < rank; d++) {
+    if (grad.shape[d] !== expected[d]) {
+      fail(
+        RangeError,
+        `expected gradOutput to have the same shape as output [N, C, ...outputSize] = ` +
+          `${show(expected)}; output.size(${d}) = ${expected[d]} but got gradOutput.size(${d}) = ` +
+          `${grad.shape[d]}`,
+      );
+    }
+  }
+
+  const scales = rule.scaleKeys.map((key, i) => {
+    const value = opts[key];
+    if (value === undefined) return 0;
+    if (typeof value !== "number") fail(TypeError, `${key} must be a number, got ${show(value)}`);
+    const scale = value as number;
+    if (!Number.isFinite(scale) || scale < 0) {
+      fail(RangeError, `${key} must be a finite number >= 0 (0 = derive from sizes), got ${scale}`);
+    }
+    const dim = rule.spatial[i];
+    if (scale > 0 && Math.floor(inSpatial[i] * scale) !== outputSize[i]) {
+      fail(
+        RangeError,
+        `${key} ${scale} does not match the sizes: outputSize ${dim} (${
+          outputSize[i]
+        }) must equal ` +
+          `floor(inputSize ${dim} (${inSpatial[i]}) * ${key}) = ${
+            Math.floor(inSpatial[i] * scale)
+          }`,
+      );
+    }
+    if (op !== "bilinear2d") {
+      const tooSmall = scale > 0 ? scale < 1 / MAX_NEAREST_SHRINK : (
+        inSpatial[i] > MAX_NEAREST_SHRINK * outputSize[i]
+      );
+      if (tooSmall) {
+        fail(
+          RangeError,
+          `nearest-exact shrinks ${dim} at most ${MAX_NEAREST_SHRINK}x, got inputSize ${dim} ` +
+            `${inSpatial[i]} -> outputSize ${dim} ${outputSize[i]}` +
+            (scale > 0 ? ` with ${key} ${scale} (must be >= ${1 / MAX_NEAREST_SHRINK})` : ""),
+        );
+      }
+    }
+    return scale === 0 ? 0 : scale;
+  });
+
+  const alignCorners = opts.alignCorners ?? false;
+  if (typeof alignCorners !== "boolean") {
+    fail(TypeError, `alignCorners must be a boolean, got ${show(alignCorners)}`);
+  }
+  const deterministic = opts.deterministic ?? grad.device.deterministic;
+  if (typeof deterministic !== "boolean") {
+    fail(TypeError, `deterministic must be a boolean, got ${show(deterministic)}`);
+  }
+
+  let out: Tensor | null = null;
+  if (opts.out !== undefined) {
+    if (!(opts.out instanceof Tensor)) {
+      fail(TypeError, `out must be a Tensor, got ${show(opts.out)}`);
+    }
+    out = opts.out as Tensor;
+    if (out.disposed) fail(TypeError, `out (${out}) was disposed or its device closed`);
+    if (out.device !== grad.device) {
+      fail(TypeError, `out is on another device (${out.device.name}) than gradOutput`);
+    }
+    if (out.dtype !== grad.dtype) {
+      fail(TypeError, `out dtype ${out.dtype} must equal gradOutput dtype ${grad.dtype}`);
+    }
+    if (out.shape.length !== rank || out.shape.some((s, d) => s !== inputSize[d])) {
+      fail(RangeError, `out shape ${show(out.shape)} must equal inputSize ${show(inputSize)}`);
+    }
+    if (overlaps(out, grad)) {
+      fail(RangeError, `out must not share memory with gradOutput (their storage ranges overlap)`);
+    }
+  }
+
+  return {
+    op,
+    device: grad.device,
+    gradOutput: grad,
+    out,
+    inputSize,
+    outputSize,
+    scales,
+    alignCorners: alignCorners as boolean,
+    deterministic: deterministic as boolean,
+  };
+}
+
+function sizeList(
+  value: unknown,
+  name: string,
+  length: number,
+  fail: (Kind: typeof TypeError, message: string) => never,
+): number[] {
+  if (!Array.isArray(value)) {
+    fail(TypeError, `${name} must be an array of ${length} integers, got ${show(value)}`);
+  }
+  const list = value as unknown[];
+  if (list.length !== length) {
+    fail(TypeError, `it is expected ${name} equals to ${length}, but got size ${list.length}`);
+  }
+  for (const size of list) {
+    if (typeof size !== "number") {
+      fail(TypeError, `${name} must hold integers, got ${show(list)}`);
+    }
+    if (!Number.isSafeInteger(size) || (size as number) < 0) {
+      fail(RangeError, `${name} values must be integers >= 0 below 2^53, got ${show(list)}`);
+    }
+  }
+  let count = 1;
+  for (const size of list as number[]) count *= size;
+  if (count > Number.MAX_SAFE_INTEGER) {
+    fail(RangeError, `${name} ${show(list)} has ${count} elements, more than 2^53 - 1`);
+  }
+  return [...list as number[]];
+}
+
+function overlaps(a: Tensor, b: Tensor): boolean {
+  const ia = Tensor.internals(a);
+  const ib = Tensor.internals(b);
+  if (ia.storage !== ib.storage) return false;
+  const sa = storageSpan(ia.layout);
+  const sb = storageSpan(ib.layout);
+  return sa !== null && sb !== null && sa.first <= sb.last && sb.first <= sa.last;
+}

@@ -1,0 +1,68 @@
+/**
+ * Reference-counted backend storage shared by a tensor and its views.
+ *
+ * @module
+ */
+
+import type { Backend } from "../backend.ts";
+import type { DType } from "./dtype.ts";
+
+/** Bookkeeping a device keeps for the storages it owns. */
+export interface StorageOwner {
+  /** The backend that allocated the storage. */
+  readonly storageBackend: Backend<unknown>;
+  /** Called once when a storage is freed, so the owner stops tracking it. */
+  forget(storage: Storage): void;
+}
+
+/**
+ * One backend allocation. Tensors and views retain it; the last release frees it. A device close frees it
+ * whatever the count, after which every tensor on it reports itself disposed.
+ */
+export class Storage {
+  #refs = 0;
+  #released = false;
+
+  /**
+   * Wraps a fresh allocation; the caller retains it for each tensor it creates.
+   *
+   * @example
+   * ```ts ignore
+   * const storage = new Storage(owner, backend.allocate("float32", 4), "float32", 4);
+   * ```
+   */
+  constructor(
+    /** The device that owns it. */
+    readonly owner: StorageOwner,
+    /** The backend's handle (a host typed array, or a device address). */
+    readonly handle: unknown,
+    /** Element type. */
+    readonly dtype: DType,
+    /** Element count. */
+    readonly length: number,
+  ) {}
+
+  /** Whether the storage has been freed. */
+  get released(): boolean {
+    return this.#released;
+  }
+
+  /** Adds a reference. */
+  retain(): void {
+    this.#refs++;
+  }
+
+  /** Drops a reference; frees the storage when none is left. */
+  release(): void {
+    if (this.#released) return;
+    if (--this.#refs <= 0) this.free();
+  }
+
+  /** Frees the storage now, whatever the count (device close). Idempotent. */
+  free(): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.owner.forget(this);
+    this.owner.storageBackend.free(this.handle);
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * The `Tensor`: a strided view of device or host storage.
+ *
+ * @module
+ */
+
+import type { Device } from "../device.ts";
+import { decodeInto, type DType, type HostArray } from "./dtype.ts";
+import {
+  isContiguous,
+  type Layout,
+  permuteLayout,
+  sliceLayout,
+  storageSpan,
+  transposeLayout,
+} from "./layout.ts";
+import type { Storage } from "./storage.ts";
+
+const CREATE = Symbol("Tensor.create");
+
+// Frees the storage reference of a tensor that was dropped without dispose().
+const finalizer = new FinalizationRegistry<Storage>((storage) => storage.release());
+
+/**
+ * A strided view (shape, strides, offset) of storage that lives on a {@link Device}. Views made with
+ * `permute`, `transpose` and `slice` share the storage; it is freed when the last tensor using it is
+ * disposed (or garbage-collected), or when the device closes.
+ *
+ * @example
+ * ```ts
+ * import { Device } from "../../mod.ts";
+ * using device = Device.open({ backend: "cpu" });
+ * using x = device.tensor([1, 2, 3, 4, 5, 6], [2, 3]);
+ * using xt = x.transpose(0, 1);
+ * console.log(xt.shape, await xt.toFloat32Array()); // [3, 2] Float32Array [1, 4, 2, 5, 3, 6]
+ * ```
+ */
+export class Tensor {
+  readonly #device: Device;
+  readonly #storage: Storage;
+  readonly #layout: Layout;
+  #disposed = false;
+
+  /** Internal: use `device.tensor()`, `device.zeros()` or a view method. */
+  constructor(token: typeof CREATE, device: Device, storage: Storage, layout: Layout) {
+    if (token !== CREATE) {
+      throw new TypeError("use device.tensor() or device.zeros() to make tensors");
+    }
+    this.#device = device;
+    this.#storage = storage;
+    this.#layout = {
+      shape: Object.freeze([...layout.shape]),
+      strides: Object.freeze([...layout.strides]),
+      offset: layout.offset,
+    };
+    storage.retain();
+    finalizer.register(this, storage, this);
+  }
+
+  /** Size of each dimension. */
+  get shape(): readonly number[] {
+    return this.#layout.shape;
+  }
+
+  /** Element distance between neighbours along each dimension. */
+  get strides(): readonly number[] {
+    return this.#layout.strides;
+  }
+
+  /** Index of the first element in the storage. */
+  get offset(): number {
+    return this.#layout.offset;
+  }
+
+  /** Element type. */
+  get dtype(): DType {
+    return this.#storage.dtype;
+  }
+
+  /** The device that owns the storage. */
+  get device(): Device {
+    return this.#device;
+  }
+
+  /** Whether `dispose()` was called, or the device was closed. */
+  get disposed(): boolean {
+    return this.#disposed || this.#storage.released;
+  }
+
+  /** Whether the view is row-major with no gaps. */
+  get contiguous(): boolean {
+    return isContiguous(this.#layout);
+  }
+
+  /** Reorders dimensions: dimension `i` of the view is dimension `dims[i]` of this tensor. */
+  permute(...dims: number[]): Tensor {
+    return this.#view(permuteLayout(this.#live("permute"), dims));
+  }
+
+  /** Swaps two dimensions. */
+  transpose(dim0: number, dim1: number): Tensor {
+    return this.#view(transposeLayout(this.#live("transpose"), dim0, dim1));
+  }
+
+  /** Narrows `dim` to `start, start + step, ...` below `end`, like Python's `x[start:end:step]`. */
+  slice(dim: number, start: number, end?: number, step?: number): Tensor {
+    return this.#view(sliceLayout(this.#live("slice"), dim, start, end, step));
+  }
+
+  /**
+   * Waits for queued work on the device, then returns the values as float32 in logical row-major order.
+   */
+  async toFloat32Array(): Promise<Float32Array> {
+    const layout = this.#live("toFloat32Array");
+    const storage = this.#storage;
+    const result = new Float32Array(layout.shape.reduce((a, b) => a * b, 1));
+    const span = storageSpan(layout);
+    if (span === null) return result;
+    const host = await storage.owner.storageBackend.download(
+      storage.handle,
+      storage.dtype,
+      span.first,
+      span.last - span.first + 1,
+    );
+    if (this.disposed) throw disposedError(this, "toFloat32Array");
+    gatherLogical(host, storage.dtype, { ...layout, offset: layout.offset - span.first }, result);
+    return result;
+  }
+
+  /** Drops this tensor's reference to its storage. Idempotent. */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    finalizer.unregister(this);
+    this.#storage.release();
+  }
+
+  /** Same as {@link Tensor.dispose}, for `using`. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  /** Short description for messages, e.g. `float32 tensor [2, 3] on cpu`. */
+  toString(): string {
+    return `${this.dtype} tensor [${this.shape.join(", ")}] on ${this.#device.backend}`;
+  }
+
+  #live(what: string): Layout {
+    if (this.disposed) throw disposedError(this, what);
+    return this.#layout;
+  }
+
+  #view(layout: Layout): Tensor {
+    return new Tensor(CREATE, this.#device, this.#storage, layout);
+  }
+
+  /** Internal: creates a tensor over fresh storage (the storage's first reference). */
+  static create(device: Device, storage: Storage, layout: Layout): Tensor {
+    return new Tensor(CREATE, device, storage, layout);
+  }
+
+  /** Internal: the storage and layout of a live tensor. */
+  static internals(tensor: Tensor): { storage: Storage; layout: Layout } {
+    return { storage: tensor.#storage, layout: tensor.#live("use") };
+  }
+}
+
+function disposedError(tensor: Tensor, what: string): TypeError {
+  return new TypeError(
+    `${what}: the ${tensor.dtype} tensor [${tensor.shape.join(", ")}] was disposed ` +
+      `(dispose() called or its device closed); it cannot be used any more`,
+  );
+}
+
+// Reorders a downloaded storage span into logical row-major order.
+function gatherLogical(host: HostArray, dtype: DType, layout: Layout, out: Float32Array): void {
+  let values: Float32Array;
+  if (host instanceof Float32Array) values = host;
+  else {
+    values = new Float32Array(host.length);
+    decodeInto(dtype, host, values);
+  }
+  if (isContiguous(layout)) {
+    out.set(values.subarray(layout.offset, layout.offset + out.length));
+    return;
+  }
+  const { shape, strides } = layout;
+  const rank = shape.length;
+  const index = new Array<number>(rank).fill(0);
+  const inner = rank - 1;
+  const innerSize = shape[inner];
+  const innerStride = strides[inner];
+  let base = layout.offset;
+  for (let k = 0; k < out.length; k += innerSize) {
+    for (let j = 0, p = base; j < innerSize; j++, p += innerStride) out[k + j] = values[p];
+    // Advance the outer index like an odometer.
+    for (let d = inner - 1; d >= 0; d--) {
+      base += strides[d];
+      if (++index[d] < shape[d]) break;
+      base -= strides[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
