@@ -1,0 +1,198 @@
+/**
+ * Nearest-exact backward (1d, 2d) as a deterministic gather that is bit-exact with PyTorch's CPU
+ * scatter: the forward index table of each dimension is monotone, so input cell `i` receives the
+ * contiguous output range `[starts[i], starts[i + 1])`; each cell sums its gradients in float32,
+ * from +0, in row-major (oh, ow) order — exactly the order of the scatter.
+ *
+ * @module
+ */
+
+import { nearestExactIndexTable, rangeStarts } from "./scale.ts";
+import { RowReader, RowWriter, scratchBuffer } from "./strided.ts";
+import type { StridedArray, UpsampleBackwardArgs } from "./types.ts";
+
+/** `k` when input `i` owns exactly outputs `[i * k, (i + 1) * k)` for every `i`, else 0. */
+function uniformFactor(starts: Int32Array, inSize: number): number {
+  const k = starts[1] - starts[0];
+  if (k <= 0) return 0;
+  for (let i = 0; i <= inSize; i++) if (starts[i] !== i * k) return 0;
+  return k;
+}
+
+/** acc[accBase + iw] += src[base + ow] for ow in the range of iw, in order, in float32. */
+function accumulateRow(
+  acc: Float32Array,
+  accBase: number,
+  src: Float32Array,
+  base: number,
+  starts: Int32Array,
+  inW: number,
+  factor: number,
+): void {
+  if (factor === 1) {
+    for (let iw = 0; iw < inW; iw++) {
+      acc[accBase + iw] = Math.fround(acc[accBase + iw] + src[base + iw]);
+    }
+  } else if (factor === 2) {
+    for (let iw = 0, p = base; iw < inW; iw++, p += 2) {
+      const a = Math.fround(acc[accBase + iw] + src[p]);
+      acc[accBase + iw] = Math.fround(a + src[p + 1]);
+    }
+  } else if (factor === 4) {
+    for (let iw = 0, p = base; iw < inW; iw++, p += 4) {
+      let a = Math.fround(acc[accBase + iw] + src[p]);
+      a = Math.fround(a + src[p + 1]);
+      a = Math.fround(a + src[p + 2]);
+      acc[accBase + iw] = Math.fround(a + src[p + 3]);
+    }
+  } else {
+    let ow = starts[0];
+    for (let iw = 0; iw < inW; iw++) {
+      const hi = starts[iw + 1];
+      if (ow < hi) {
+        let a = acc[accBase + iw];
+        for (; ow < hi; ow++) a = Math.fround(a + src[base + ow]);
+        acc[accBase + iw] = a;
+      }
+    }
+  }
+}
+
+/** Everything the shared 1d/2d gather needs; 1d is 2d with one row (H = 1, row stride 0). */
+interface Plan {
+  grad: StridedArray;
+  out: StridedArray;
+  n: number;
+  c: number;
+  inH: number;
+  inW: number;
+  outW: number;
+  hStarts: Int32Array;
+  wStarts: Int32Array;
+  /** Strides of gradOutput and out as [n, c, h, w]. */
+  gs: readonly number[];
+  os: readonly number[];
+}
+
+function gather(plan: Plan): void {
+  const { grad, out, n, c, inH, inW, outW, hStarts, wStarts, gs, os } = plan;
+  if (n === 0 || c === 0) return;
+  const reader = new RowReader(grad, outW, 0);
+  const factor = uniformFactor(wStarts, inW);
+  // Accumulate straight into a float32 out with unit row stride; otherwise into a scratch row.
+  const direct = out.dtype === "float32" && (os[3] === 1 || inW === 1);
+  const writer = direct ? undefined : new RowWriter(out, inW);
+  const scratch = direct ? undefined : scratchBuffer(1, inW);
+  for (let ni = 0; ni < n; ni++) {
+    for (let ci = 0; ci < c; ci++) {
+      const gPlane = grad.offset + ni * gs[0] + ci * gs[1];
+      const oPlane = out.offset + ni * os[0] + ci * os[1];
+      for (let ih = 0; ih < inH; ih++) {
+        const oRow = oPlane + ih * os[2];
+        const acc = scratch ?? (out.data as Float32Array);
+        const accBase = scratch === undefined ? oRow : 0;
+        acc.fill(0, accBase, accBase + inW);
+        const hi = hStarts[ih + 1];
+        for (let oh = hStarts[ih]; oh < hi; oh++) {
+          const src = reader.row(gPlane + oh * gs[2]);
+          accumulateRow(acc, accBase, src, reader.base, wStarts, inW, factor);
+        }
+        if (writer !== undefined) writer.write(oRow, acc, 0);
+      }
+    }
+  }
+}
+
+function checkArgs(args: UpsampleBackwardArgs, spatial: number): void {
+  const { gradOutput, out, inputSize, outputSize, scales } = args;
+  const rank = spatial + 2;
+  if (inputSize.length !== rank || outputSize.length !== spatial || scales.length !== spatial) {
+    throw new RangeError(`expected a ${spatial}d problem: inputSize rank ${rank}`);
+  }
+  if (gradOutput.strides.length !== rank || out.strides.length !== rank) {
+    throw new RangeError(`gradOutput and out need ${rank} strides`);
+  }
+  if (gradOutput.dtype !== out.dtype) {
+    throw new TypeError(`gradOutput is ${gradOutput.dtype} but out is ${out.dtype}`);
+  }
+}
+
+/**
+ * Backward of `upsample_nearest_exact1d`: writes into `out` ([N, C, L_in]) the gradient of the
+ * input, bit-exact with PyTorch's CPU kernel in float32 (float16/bfloat16 are accumulated in
+ * float32 and rounded once).
+ *
+ * @example
+ * ```ts
+ * import { nearestExact1dBackwardCpu } from "./nearest_exact.ts";
+ * const out = new Float32Array(2);
+ * nearestExact1dBackwardCpu({
+ *   gradOutput: { data: Float32Array.of(1, 2, 3, 4), dtype: "float32", strides: [4, 4, 1], offset: 0 },
+ *   out: { data: out, dtype: "float32", strides: [2, 2, 1], offset: 0 },
+ *   inputSize: [1, 1, 2],
+ *   outputSize: [4],
+ *   scales: [0],
+ * });
+ * // out = [3, 7]
+ * ```
+ */
+export function nearestExact1dBackwardCpu(args: UpsampleBackwardArgs): void {
+  checkArgs(args, 1);
+  const { gradOutput, out, inputSize, outputSize, scales } = args;
+  const [n, c, inW] = inputSize;
+  const outW = outputSize[0];
+  const gs = gradOutput.strides;
+  const os = out.strides;
+  gather({
+    grad: gradOutput,
+    out,
+    n,
+    c,
+    inH: 1,
+    inW,
+    outW,
+    hStarts: Int32Array.of(0, 1),
+    wStarts: rangeStarts(nearestExactIndexTable(inW, outW, scales[0]), inW),
+    gs: [gs[0], gs[1], 0, gs[2]],
+    os: [os[0], os[1], 0, os[2]],
+  });
+}
+
+/**
+ * Backward of `upsample_nearest_exact2d`: writes into `out` ([N, C, H_in, W_in]) the gradient of
+ * the input, bit-exact with PyTorch's CPU kernel in float32 (float16/bfloat16 are accumulated in
+ * float32 and rounded once). `scales` are `[scalesH, scalesW]`, 0 meaning "from the sizes".
+ *
+ * @example
+ * ```ts
+ * import { nearestExact2dBackwardCpu } from "./nearest_exact.ts";
+ * const out = new Float32Array(1);
+ * nearestExact2dBackwardCpu({
+ *   gradOutput: { data: Float32Array.of(1, 2, 3, 4), dtype: "float32", strides: [4, 4, 2, 1], offset: 0 },
+ *   out: { data: out, dtype: "float32", strides: [1, 1, 1, 1], offset: 0 },
+ *   inputSize: [1, 1, 1, 1],
+ *   outputSize: [2, 2],
+ *   scales: [0, 0],
+ * });
+ * // out = [10]
+ * ```
+ */
+export function nearestExact2dBackwardCpu(args: UpsampleBackwardArgs): void {
+  checkArgs(args, 2);
+  const { gradOutput, out, inputSize, outputSize, scales } = args;
+  const [n, c, inH, inW] = inputSize;
+  const [outH, outW] = outputSize;
+  gather({
+    grad: gradOutput,
+    out,
+    n,
+    c,
+    inH,
+    inW,
+    outW,
+    hStarts: rangeStarts(nearestExactIndexTable(inH, outH, scales[0]), inH),
+    wStarts: rangeStarts(nearestExactIndexTable(inW, outW, scales[1]), inW),
+    gs: gradOutput.strides,
+    os: out.strides,
+  });
+}

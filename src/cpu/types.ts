@@ -1,0 +1,42 @@
+/**
+ * Argument types of the CPU kernels.
+ *
+ * @module
+ */
+
+import type { DType, HostArray } from "../tensor/dtype.ts";
+
+/**
+ * A strided view of a host buffer. `strides` and `offset` count elements, not bytes; the logical
+ * shape comes from the kernel arguments.
+ */
+export interface StridedArray {
+  /** The storage: float32 values, or float16/bfloat16 bit patterns. */
+  data: HostArray;
+  /** The element type of `data`. */
+  dtype: DType;
+  /** One stride per logical dimension, in elements (any integers). */
+  strides: readonly number[];
+  /** Index in `data` of the logical element (0, ..., 0). */
+  offset: number;
+}
+
+/** Arguments of the nearest-exact backward kernels (already validated by the caller). */
+export interface UpsampleBackwardArgs {
+  /** Logical shape `[N, C, ...outputSize]`, any strides. */
+  gradOutput: StridedArray;
+  /** Logical shape `inputSize`; every element is overwritten. Never overlaps `gradOutput`. */
+  out: StridedArray;
+  /** `[N, C, L]` (1d) or `[N, C, H, W]` (2d). */
+  inputSize: readonly number[];
+  /** `[L]` (1d) or `[H, W]` (2d). */
+  outputSize: readonly number[];
+  /** One per spatial dimension, as the user gave them: 0 means "derive from the sizes". */
+  scales: readonly number[];
+}
+
+/** Arguments of the bilinear 2d backward kernel. */
+export interface BilinearBackwardArgs extends UpsampleBackwardArgs {
+  /** PyTorch's `align_corners`; when true the scales are ignored. */
+  alignCorners: boolean;
+}
