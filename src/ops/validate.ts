@@ -151,8 +151,7 @@ export function resolveUpsample(
   }
 
   const scales = rule.scaleKeys.map((key, i) => {
-    const value = opts[key];
-    if (value === undefined) return 0;
+    const value = opts[key] ?? 0;
     if (typeof value !== "number") fail(TypeError, `${key} must be a number, got ${show(value)}`);
     const scale = value as number;
     if (!Number.isFinite(scale) || scale < 0) {

@@ -1,0 +1,54 @@
+/**
+ * Quickstart: runs the three backward ops on a small gradient and prints the backend, the shapes and a
+ * few values. Uses the NPU when CANN loads (`ACLNN_LIB_DIR` may point at a CANN `lib64` folder or at the
+ * host emulation in `native/build`), else the CPU backend.
+ *
+ *     deno task demo
+ *     ACLNN_LIB_DIR=native/build deno task demo
+ *
+ * @module
+ */
+
+import {
+  Device,
+  upsampleBilinear2dBackward,
+  upsampleNearestExact1dBackward,
+  upsampleNearestExact2dBackward,
+} from "../mod.ts";
+
+const fmt = (values: Float32Array, count = 8): string =>
+  [...values.slice(0, count)].map((v) => v.toFixed(4)).join(", ") +
+  (values.length > count ? ", ..." : "");
+
+using device = Device.open();
+console.log(`backend: ${device.backend} (${device.name})`);
+
+// A forward op upsampled [2, 3, 4, 5] to [2, 3, 8, 10]; this is the gradient flowing back.
+const gradValues = Array.from({ length: 2 * 3 * 8 * 10 }, (_, i) => Math.sin(i) * 0.5);
+using grad = device.tensor(gradValues, [2, 3, 8, 10]);
+
+using nearest = upsampleNearestExact2dBackward(grad, {
+  outputSize: [8, 10],
+  inputSize: [2, 3, 4, 5],
+});
+console.log(`nearest-exact 2d: [${grad.shape}] -> [${nearest.shape}]`);
+console.log(`  ${fmt(await nearest.toFloat32Array())}`);
+
+using bilinear = upsampleBilinear2dBackward(grad, {
+  outputSize: [8, 10],
+  inputSize: [2, 3, 4, 5],
+  alignCorners: false,
+  scalesH: 2,
+  scalesW: 2,
+});
+console.log(`bilinear 2d (scale 2): [${grad.shape}] -> [${bilinear.shape}]`);
+console.log(`  ${fmt(await bilinear.toFloat32Array())}`);
+
+using grad1d = device.tensor(gradValues.slice(0, 2 * 3 * 17), [2, 3, 17], { dtype: "bfloat16" });
+using nearest1d = upsampleNearestExact1dBackward(grad1d, {
+  outputSize: [17],
+  inputSize: [2, 3, 10],
+  deterministic: true,
+});
+console.log(`nearest-exact 1d bfloat16: [${grad1d.shape}] -> [${nearest1d.shape}]`);
+console.log(`  ${fmt(await nearest1d.toFloat32Array())}`);
