@@ -1,0 +1,281 @@
+// The FFI path against the host emulation: views and strided out described exactly to aclnn, the
+// workspace path, reads that await the stream, deterministic mode reaching the runtime, status mapping,
+// library and symbol loading, the bilinear V1 fallback, and no leaked device memory or aclnn objects.
+
+import assert from "node:assert/strict";
+import {
+  AclError,
+  Device,
+  LibraryLoadError,
+  MissingSymbolError,
+  type Tensor,
+  upsampleBilinear2dBackward,
+  upsampleNearestExact1dBackward,
+  upsampleNearestExact2dBackward,
+} from "../mod.ts";
+import type { NpuBackend, NpuBuffer } from "../src/ffi/npu_backend.ts";
+import { Tensor as TensorClass } from "../src/tensor/tensor.ts";
+import {
+  assertBitEqual,
+  assertClose,
+  emu,
+  EMU_DIR,
+  EMU_NO_1D_DIR,
+  EMU_NO_V2_DIR,
+  emuLive,
+  makeView,
+  rng,
+} from "./helpers.ts";
+
+const openNpu = (deviceId = 0, libDir = EMU_DIR): Device =>
+  Device.open({ backend: "npu", deviceId, libDir });
+const randomValues = (n: number, seed: number): Float32Array => {
+  const next = rng(seed);
+  return Float32Array.from({ length: n }, () => Math.round((next() - 0.5) * 512) / 64);
+};
+const npuOf = (device: Device): NpuBackend => device.backendImpl as unknown as NpuBackend;
+const addressOf = (tensor: Tensor): bigint =>
+  (TensorClass.internals(tensor).storage.handle as NpuBuffer).address;
+
+Deno.test("npu: device name, backend and auto selection", () => {
+  using device = openNpu();
+  assert.equal(device.backend, "npu");
+  assert.match(device.name, /^Ascend910B3 \(host emulation\) #0$/);
+  using auto = Device.open({ libDir: EMU_DIR });
+  assert.equal(auto.backend, "npu");
+  assert.throws(() => openNpu(7), /deviceId 7 is out of range: .* reports 2 device\(s\)/);
+});
+
+Deno.test("npu: strided and offset views and a strided out match the CPU bit for bit", async () => {
+  using npu = openNpu();
+  using cpu = Device.open({ backend: "cpu" });
+  const values = randomValues(2 * 3 * 7 * 9, 1);
+  const shape = [2, 3, 7, 9];
+  const options = { outputSize: [7, 9], inputSize: [2, 3, 4, 5], scalesH: 0.6, scalesW: 0.6 };
+  for (const layout of ["channelsLast", "transposed", "offset"] as const) {
+    using gradNpu = makeView(npu, values, shape, "float32", layout);
+    using gradCpu = makeView(cpu, values, shape, "float32", "contiguous");
+    // out: a transposed, offset slice of a bigger buffer.
+    using outBase = npu.zeros([2, 3, 6, 4]);
+    using out = outBase.transpose(2, 3).slice(3, 1, 5);
+    assert.equal(out.contiguous, false);
+    for (const op of [upsampleNearestExact2dBackward, upsampleBilinear2dBackward]) {
+      const result = op(gradNpu, { ...options, out });
+      assert.equal(result, out);
+      using expected = op(gradCpu, options);
+      assertBitEqual(await out.toFloat32Array(), await expected.toFloat32Array(), layout);
+    }
+    // The rows of the base outside the slice were not touched.
+    const base = await outBase.toFloat32Array();
+    for (let i = 0; i < base.length; i += 4) assert.equal(base[i], 0);
+  }
+});
+
+Deno.test("npu: the workspace path (nearest-exact 2d asks for one) is cached and freed on close", async () => {
+  const baseline = emuLive();
+  const device = openNpu();
+  using grad = device.zeros([1, 2, 8, 8]);
+  using out = device.zeros([1, 2, 4, 4]);
+  const before = emu().aclemuLiveAllocations();
+  upsampleNearestExact2dBackward(grad, { outputSize: [8, 8], inputSize: [1, 2, 4, 4], out });
+  await device.synchronize();
+  assert.equal(emu().aclemuLiveAllocations(), before + 1n, "one workspace allocated");
+  upsampleNearestExact2dBackward(grad, { outputSize: [8, 8], inputSize: [1, 2, 4, 4], out });
+  assert.equal(emu().aclemuLiveAllocations(), before + 1n, "the workspace is reused");
+  device.close();
+  assert.deepEqual(emuLive(), baseline);
+});
+
+const RAW = {
+  aclrtMemcpy: { parameters: ["buffer", "usize", "usize", "usize", "i32"], result: "i32" },
+} as const satisfies Deno.ForeignLibraryInterface;
+
+Deno.test("npu: reads await the stream; an unsynchronized raw copy sees stale data", async () => {
+  using device = openNpu();
+  const raw = Deno.dlopen(`${EMU_DIR}libascendcl.so`, RAW);
+  try {
+    using grad = device.tensor(new Array(16).fill(1), [1, 1, 4, 4]);
+    using out = device.zeros([1, 1, 2, 2]);
+    emu().aclemuSetStreamDelayUs(50_000n);
+    upsampleNearestExact2dBackward(grad, { outputSize: [4, 4], inputSize: [1, 1, 2, 2], out });
+    const stale = new Float32Array(4);
+    assert.equal(raw.symbols.aclrtMemcpy(stale, 16n, addressOf(out), 16n, 2), 0);
+    assert.deepEqual([...stale], [0, 0, 0, 0], "the launch had not run yet");
+    assert.deepEqual([...await out.toFloat32Array()], [4, 4, 4, 4]);
+  } finally {
+    emu().aclemuSetStreamDelayUs(0n);
+    raw.close();
+  }
+});
+
+Deno.test("npu: deterministic mode reaches the runtime, per device and per call", async () => {
+  using device = openNpu();
+  using grad = device.zeros([1, 1, 4]);
+  const run = (deterministic?: boolean): void => {
+    using _r = upsampleNearestExact1dBackward(grad, {
+      outputSize: [4],
+      inputSize: [1, 1, 2],
+      deterministic,
+    });
+  };
+  assert.equal(npuOf(device).readDeterministic(), false);
+  run();
+  assert.equal(emu().aclemuLastLaunchDeterministic(), 0);
+  device.setDeterministic(true);
+  assert.equal(device.deterministic, true);
+  assert.equal(npuOf(device).readDeterministic(), true);
+  run();
+  assert.equal(emu().aclemuLastLaunchDeterministic(), 1);
+  run(false);
+  assert.equal(emu().aclemuLastLaunchDeterministic(), 0);
+  run();
+  assert.equal(emu().aclemuLastLaunchDeterministic(), 1);
+  await device.synchronize();
+  using fresh = Device.open({ backend: "npu", libDir: EMU_DIR, deterministic: true });
+  assert.equal(npuOf(fresh).readDeterministic(), true);
+});
+
+Deno.test("npu: runtime failures become AclError with status, API and message; nothing leaks", async () => {
+  using device = openNpu();
+  using grad = device.tensor(randomValues(64, 2), [1, 1, 8, 8]);
+  const options = { outputSize: [8, 8], inputSize: [1, 1, 4, 4] };
+  const baseline = emuLive();
+  emu().aclemuFailNextLaunch(507015);
+  assert.throws(() => upsampleNearestExact2dBackward(grad, options), (error: AclError) => {
+    assert.ok(error instanceof AclError);
+    assert.equal(error.code, 507015);
+    assert.equal(error.statusName, "ACL_ERROR_RT_AICORE_EXCEPTION");
+    assert.equal(error.api, "aclnnUpsampleNearestExact2dBackward");
+    assert.ok(error.detail.length > 0, "the runtime's message is attached");
+    return true;
+  });
+  await device.synchronize();
+  const afterLaunch = emuLive();
+  assert.equal(afterLaunch.objects, baseline.objects);
+  assert.ok(afterLaunch.allocations <= baseline.allocations + 1n); // + the cached workspace
+  emu().aclemuFailAllocation(1n);
+  assert.throws(() => upsampleBilinear2dBackward(grad, options), (error: AclError) => {
+    assert.equal(error.code, 207001);
+    assert.equal(error.api, "aclrtMalloc");
+    return true;
+  });
+  emu().aclemuFailNextSync(507046);
+  using ok = upsampleBilinear2dBackward(grad, options);
+  await assert.rejects(() => ok.toFloat32Array(), (error: AclError) => {
+    assert.equal(error.code, 507046);
+    assert.equal(error.api, "aclrtSynchronizeStream");
+    return true;
+  });
+  emu().aclemuResetFaults();
+  // The device still works.
+  using again = upsampleNearestExact2dBackward(grad, options);
+  using cpu = Device.open({ backend: "cpu" });
+  using cpuGrad = cpu.tensor(await grad.toFloat32Array(), [1, 1, 8, 8]);
+  using expected = upsampleNearestExact2dBackward(cpuGrad, options);
+  assertBitEqual(await again.toFloat32Array(), await expected.toFloat32Array(), "after faults");
+});
+
+Deno.test("npu: a missing library lists every path tried", () => {
+  const saved = Deno.env.get("ACLNN_LIB_DIR");
+  Deno.env.delete("ACLNN_LIB_DIR");
+  try {
+    assert.throws(() => Device.open({ backend: "npu", libDir: "/nonexistent/lib64" }), (error) => {
+      assert.ok(error instanceof LibraryLoadError);
+      assert.match(error.message, /\/nonexistent\/lib64\/libascendcl\.so: /);
+      assert.match(error.message, /\/nonexistent\/lib64\/libacl_rt\.so: /);
+      assert.match(
+        error.message,
+        /\/usr\/local\/Ascend\/ascend-toolkit\/latest\/lib64\/libascendcl\.so/,
+      );
+      assert.match(error.message, /\/usr\/local\/Ascend\/cann\/lib64\/libascendcl\.so/);
+      assert.ok(error.attempts.length >= 8);
+      return true;
+    });
+    using auto = Device.open({ libDir: "/nonexistent/lib64" });
+    assert.equal(auto.backend, "cpu", "auto falls back to the CPU backend");
+  } finally {
+    if (saved !== undefined) Deno.env.set("ACLNN_LIB_DIR", saved);
+  }
+});
+
+Deno.test("npu: a missing operator symbol is named, before anything is allocated", () => {
+  using device = openNpu(0, EMU_NO_1D_DIR);
+  using grad = device.zeros([1, 1, 4]);
+  const before = emuLive();
+  assert.throws(
+    () => upsampleNearestExact1dBackward(grad, { outputSize: [4], inputSize: [1, 1, 2] }),
+    (error: MissingSymbolError) => {
+      assert.ok(error instanceof MissingSymbolError);
+      assert.equal(error.symbol, "aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize");
+      assert.match(error.message, /no-1d\/libopapi\.so/);
+      return true;
+    },
+  );
+  assert.deepEqual(emuLive(), before);
+});
+
+Deno.test("npu: bilinear falls back to V1 and refuses what V1 would get wrong", async () => {
+  using v1 = openNpu(0, EMU_NO_V2_DIR);
+  using cpu = Device.open({ backend: "cpu" });
+  const values = randomValues(2 * 2 * 6 * 10, 3);
+  using grad = v1.tensor(values, [2, 2, 6, 10]);
+  using gradCpu = cpu.tensor(values, [2, 2, 6, 10]);
+  const options = { outputSize: [6, 10], inputSize: [2, 2, 3, 5] };
+  using result = upsampleBilinear2dBackward(grad, { ...options, scalesH: 2, scalesW: 2 });
+  using expected = upsampleBilinear2dBackward(gradCpu, options);
+  assertClose(await result.toFloat32Array(), await expected.toFloat32Array(), "V1", { ulps: 0 });
+  using bf16 = v1.zeros([2, 2, 6, 10], { dtype: "bfloat16" });
+  assert.throws(
+    () => upsampleBilinear2dBackward(bf16, options),
+    /\(V1\), which does not support bfloat16/,
+  );
+  using grad7 = v1.zeros([1, 1, 5, 5]);
+  assert.throws(
+    () =>
+      upsampleBilinear2dBackward(grad7, {
+        outputSize: [5, 5],
+        inputSize: [1, 1, 3, 3],
+        scalesH: 1.7,
+      }),
+    /scalesH 1.7 differs from outputSize\/inputSize \(5\/3\).*ignores scales/,
+  );
+});
+
+Deno.test("npu: two devices interleaved never mix memory or streams", async () => {
+  using d0 = openNpu(0);
+  using d1 = openNpu(1);
+  using cpu = Device.open({ backend: "cpu" });
+  const options = { outputSize: [6, 6], inputSize: [1, 2, 3, 3] };
+  const results: Array<[Tensor, Tensor]> = [];
+  for (let k = 0; k < 6; k++) {
+    const values = randomValues(72, 10 + k);
+    const device = k % 2 === 0 ? d0 : d1;
+    const grad = device.tensor(values, [1, 2, 6, 6]);
+    const cpuGrad = cpu.tensor(values, [1, 2, 6, 6]);
+    results.push([
+      upsampleBilinear2dBackward(grad, options),
+      upsampleBilinear2dBackward(cpuGrad, options),
+    ]);
+    if (device === d1) {
+      assert.throws(
+        () => upsampleBilinear2dBackward(grad, { ...options, out: results[0][0] }),
+        /out is on another device/,
+      );
+    }
+  }
+  // Await out of order.
+  for (const [npuResult, cpuResult] of results.reverse()) {
+    assertBitEqual(
+      await npuResult.toFloat32Array(),
+      await cpuResult.toFloat32Array(),
+      "interleaved",
+    );
+  }
+});
+
+Deno.test("npu: after every device is closed, nothing is left in the emulation", () => {
+  const live = emuLive();
+  assert.equal(live.allocations, 0n);
+  assert.equal(live.objects, 0n);
+  assert.equal(emu().aclemuLiveStreams(), 0n);
+});
