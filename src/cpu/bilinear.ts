@@ -51,18 +51,23 @@ export function bilinear2dBackwardCpu(args: BilinearBackwardArgs): void {
   const gs = gradOutput.strides;
   const os = out.strides;
   const reader = new RowReader(gradOutput, outW, 0);
-  const writer = new RowWriter(out, inW);
   const planeSize = inH * inW;
-  const plane = scratchBuffer(1, planeSize);
+  // A float32 out whose planes are contiguous is accumulated in place; otherwise in a scratch plane.
+  const direct = out.dtype === "float32" && (os[3] === 1 || inW === 1) &&
+    (os[2] === inW || inH === 1);
+  const writer = direct ? undefined : new RowWriter(out, inW);
+  const plane = direct ? (out.data as Float32Array) : scratchBuffer(1, planeSize);
   for (let ni = 0; ni < n; ni++) {
     for (let ci = 0; ci < c; ci++) {
       const gPlane = gradOutput.offset + ni * gs[0] + ci * gs[1];
-      plane.fill(0, 0, planeSize);
+      const oPlane = out.offset + ni * os[0] + ci * os[1];
+      const pb = direct ? oPlane : 0;
+      plane.fill(0, pb, pb + planeSize);
       for (let oh = 0; oh < outH; oh++) {
         const src = reader.row(gPlane + oh * gs[2]);
         const base = reader.base;
-        const r0 = hi0[oh] * inW;
-        const r1 = hi1[oh] * inW;
+        const r0 = pb + hi0[oh] * inW;
+        const r1 = pb + hi1[oh] * inW;
         const lh0 = hl0[oh];
         const lh1 = hl1[oh];
         for (let ow = 0; ow < outW; ow++) {
@@ -78,8 +83,9 @@ export function bilinear2dBackwardCpu(args: BilinearBackwardArgs): void {
           plane[r1 + w1] += Math.fround(Math.fround(lh1 * lw1) * g);
         }
       }
-      const oPlane = out.offset + ni * os[0] + ci * os[1];
-      for (let ih = 0; ih < inH; ih++) writer.write(oPlane + ih * os[2], plane, ih * inW);
+      if (writer !== undefined) {
+        for (let ih = 0; ih < inH; ih++) writer.write(oPlane + ih * os[2], plane, ih * inW);
+      }
     }
   }
 }

@@ -19,7 +19,10 @@ function uniformFactor(starts: Int32Array, inSize: number): number {
   return k;
 }
 
-/** acc[accBase + iw] += src[base + ow] for ow in the range of iw, in order, in float32. */
+/**
+ * acc[accBase + iw] += src[base + ow] for ow in the range of iw, in order, in float32; when
+ * `first`, the sums start from +0 instead of the current contents of acc.
+ */
 function accumulateRow(
   acc: Float32Array,
   accBase: number,
@@ -28,26 +31,30 @@ function accumulateRow(
   starts: Int32Array,
   inW: number,
   factor: number,
+  first: boolean,
 ): void {
-  if (factor === 1) {
-    for (let iw = 0; iw < inW; iw++) {
-      acc[accBase + iw] = Math.fround(acc[accBase + iw] + src[base + iw]);
+  if (factor === 2) {
+    if (first) {
+      for (let iw = 0, p = base; iw < inW; iw++, p += 2) {
+        acc[accBase + iw] = Math.fround(Math.fround(src[p] + 0) + src[p + 1]);
+      }
+    } else {
+      for (let iw = 0, p = base; iw < inW; iw++, p += 2) {
+        const a = Math.fround(acc[accBase + iw] + src[p]);
+        acc[accBase + iw] = Math.fround(a + src[p + 1]);
+      }
     }
-  } else if (factor === 2) {
-    for (let iw = 0, p = base; iw < inW; iw++, p += 2) {
-      const a = Math.fround(acc[accBase + iw] + src[p]);
-      acc[accBase + iw] = Math.fround(a + src[p + 1]);
-    }
-  } else if (factor === 4) {
-    for (let iw = 0, p = base; iw < inW; iw++, p += 4) {
-      let a = Math.fround(acc[accBase + iw] + src[p]);
-      a = Math.fround(a + src[p + 1]);
-      a = Math.fround(a + src[p + 2]);
-      acc[accBase + iw] = Math.fround(a + src[p + 3]);
+  } else if (factor === 1) {
+    if (first) {
+      for (let iw = 0; iw < inW; iw++) acc[accBase + iw] = src[base + iw] + 0;
+    } else {
+      for (let iw = 0; iw < inW; iw++) {
+        acc[accBase + iw] = Math.fround(acc[accBase + iw] + src[base + iw]);
+      }
     }
   } else {
-    let ow = starts[0];
-    for (let iw = 0; iw < inW; iw++) {
+    if (first) acc.fill(0, accBase, accBase + inW);
+    for (let iw = 0, ow = starts[0]; iw < inW; iw++) {
       const hi = starts[iw + 1];
       if (ow < hi) {
         let a = acc[accBase + iw];
@@ -91,11 +98,12 @@ function gather(plan: Plan): void {
         const oRow = oPlane + ih * os[2];
         const acc = scratch ?? (out.data as Float32Array);
         const accBase = scratch === undefined ? oRow : 0;
-        acc.fill(0, accBase, accBase + inW);
+        const lo = hStarts[ih];
         const hi = hStarts[ih + 1];
-        for (let oh = hStarts[ih]; oh < hi; oh++) {
+        if (lo === hi) acc.fill(0, accBase, accBase + inW);
+        for (let oh = lo; oh < hi; oh++) {
           const src = reader.row(gPlane + oh * gs[2]);
-          accumulateRow(acc, accBase, src, reader.base, wStarts, inW, factor);
+          accumulateRow(acc, accBase, src, reader.base, wStarts, inW, factor, oh === lo);
         }
         if (writer !== undefined) writer.write(oRow, acc, 0);
       }
