@@ -24,6 +24,16 @@ Every case is cross-checked here:
     row-major scatter from +0.0) is bit-exact;
   * bilinear: a float64 NumPy model agrees within a tolerance, and a float32 model (coordinate in double,
     float32 lambdas and weights, FMA accumulation) is reported when it is bit-exact.
+
+Findings (torch 1.13.1, Debian, AVX2):
+  * nearest-exact matches docs/semantics.md bit for bit in every case, all layouts included.
+  * bilinear float32 is reproduced bit for bit by: s = fl32(1/scale) | fl32(in/out) | fl32((in-1)/(out-1)),
+    coordinate r = s*(o+0.5)-0.5 (or s*o) in double, lambda1 = fl32(clamp(r - i0, 0, 1)),
+    lambda0 = fl32(1 - lambda1), weight fl32(lh*lw), acc = fma(weight, g, acc). PyTorch >= 2.0 rounds the
+    coordinate to float32 instead, which moves results by up to ~4e-5 * max|expected| when coordinates are
+    large (bilinear2d/ac/shrink50-scale0.02) and ~2e-6 * max|expected| for the 19x37 cases; compare bilinear
+    with a tolerance that allows for that.
+  * channelsLast / transposed / offset gradOutput never changes a result (bilinear included).
 """
 
 from __future__ import annotations
@@ -496,8 +506,12 @@ def build_cases() -> list[Case]:
                 [explicit(19, sh), explicit(37, sw)], [sh, sw], align_corners=ac)  # fmt: skip
         add(f"bilinear2d/{t}/shrink50-scale0.02", op, [1, 1, 1000, 6], [20, 3], [0.02, 0.5], align_corners=ac,
             grad="lcg")  # fmt: skip
-        add(f"bilinear2d/{t}/special-inf-nan-negzero", op, [2, 3, 3, 4], [7, 9], [0, 0], align_corners=ac,
-            grad="special")  # fmt: skip
+        # Sizes whose scale is a power of two ((in-1)/(out-1) = 1/2 with align_corners, in/out = 1/2
+        # without): every coordinate and lambda is exact in float32 and in double, so where inf meets a
+        # zero weight (NaN) does not depend on the precision of the coordinate math (1.13 vs 2.x).
+        special_out = [5, 7] if ac else [6, 8]
+        add(f"bilinear2d/{t}/special-inf-nan-negzero", op, [2, 3, 3, 4], special_out, [0, 0],
+            align_corners=ac, grad="special")  # fmt: skip
         add(f"bilinear2d/{t}/special-corner-inf", op, [1, 2, 3, 3], [7, 7], [0, 0], align_corners=ac,
             grad="corner-inf")  # fmt: skip
         add(f"bilinear2d/{t}/size1-to-128x128-ones-bfloat16", op, [1, 1, 1, 1], [128, 128], [0, 0],
