@@ -323,6 +323,21 @@ Deno.test("integer-factor fast paths (x1, x2, x3, x4) match the reference on eve
   }
 });
 
+Deno.test("many channels, channels-last gradient (the channel-vector path) match the reference", () => {
+  const rng = prng(13);
+  for (let i = 0; i < 60; i++) {
+    const op = (["nearest1d", "nearest2d", "bilinear"] as const)[i % 3];
+    const c = randomCase(rng, op);
+    c.inputSize[0] = 1 + (i % 2);
+    c.inputSize[1] = 16 + (i % 4);
+    if (op !== "nearest1d" && c.inputSize[2] * c.inputSize[3] > 2000) c.inputSize[2] = 1;
+    if (op !== "nearest1d" && c.outputSize[0] * c.outputSize[1] > 2000) c.outputSize[0] = 1;
+    if (op !== "nearest1d" && c.inputSize[2] === 1) c.scales[0] = 0;
+    c.gradLayout = "channelsLast";
+    runCase(c, rng);
+  }
+});
+
 // ---------------------------------------------------------------- known values (semantics.md)
 
 Deno.test("nearest-exact index facts: float32 ties and no same-size shortcut", () => {

@@ -81,9 +81,49 @@ interface Plan {
   os: readonly number[];
 }
 
+/** Fewest channels for which the channels-last gather beats reading strided rows. */
+const CHANNELS_LAST_MIN = 16;
+
+/**
+ * Channels-last gradOutput (channel stride 1, width stride C): a row of every channel is one run
+ * of `outW * C` elements, so all channels are summed together, then transposed into `out`.
+ */
+function gatherChannelsLast(plan: Plan): void {
+  const { grad, out, n, c, inH, inW, outW, hStarts, wStarts, gs, os } = plan;
+  const runs: StridedArray = { data: grad.data, dtype: grad.dtype, strides: [1], offset: 0 };
+  const reader = new RowReader(runs, outW * c, 0);
+  const writer = new RowWriter(out, inW);
+  const acc = scratchBuffer(1, inW * c); // [inW, C]
+  const planar = scratchBuffer(2, inW * c); // [C, inW]
+  for (let ni = 0; ni < n; ni++) {
+    for (let ih = 0; ih < inH; ih++) {
+      acc.fill(0, 0, inW * c);
+      const hi = hStarts[ih + 1];
+      for (let oh = hStarts[ih]; oh < hi; oh++) {
+        const src = reader.row(grad.offset + ni * gs[0] + oh * gs[2]);
+        const base = reader.base;
+        for (let iw = 0, ow = wStarts[0]; iw < inW; iw++) {
+          const owEnd = wStarts[iw + 1];
+          const a = iw * c;
+          for (; ow < owEnd; ow++) {
+            const p = base + ow * c;
+            for (let k = 0; k < c; k++) acc[a + k] = Math.fround(acc[a + k] + src[p + k]);
+          }
+        }
+      }
+      for (let k = 0; k < c; k++) {
+        for (let iw = 0; iw < inW; iw++) planar[k * inW + iw] = acc[iw * c + k];
+      }
+      const oRow = out.offset + ni * os[0] + ih * os[2];
+      for (let k = 0; k < c; k++) writer.write(oRow + k * os[1], planar, k * inW);
+    }
+  }
+}
+
 function gather(plan: Plan): void {
   const { grad, out, n, c, inH, inW, outW, hStarts, wStarts, gs, os } = plan;
   if (n === 0 || c === 0) return;
+  if (c >= CHANNELS_LAST_MIN && gs[1] === 1 && gs[3] === c) return gatherChannelsLast(plan);
   const reader = new RowReader(grad, outW, 0);
   const factor = uniformFactor(wStarts, inW);
   // Accumulate straight into a float32 out with unit row stride; otherwise into a scratch row.
