@@ -125,7 +125,7 @@ export interface LinearTable {
  * ```ts
  * import { linearIndexTable } from "./scale.ts";
  * const t = linearIndexTable(2, 4, false, 0);
- * // t.i0 = [0, 0, 0, 1], t.i1 = [1, 1, 1, 1], t.l1 = [0, 0.25, 0.75, 0]
+ * // t.i0 = [0, 0, 0, 1], t.i1 = [1, 1, 1, 1], t.l1 = [0, 0.25, 0.75, 0.25]
  * ```
  */
 export function linearIndexTable(
