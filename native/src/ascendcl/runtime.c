@@ -1,0 +1,318 @@
+/*
+ * aclInit/aclFinalize, devices and their default contexts, the per-thread current context, system
+ * parameters, version and SoC name. One default context per device, refcounted by
+ * aclrtSetDevice/aclrtResetDevice. A thread's current context is a (context, generation) pair:
+ * destroying a context bumps its generation, so every thread that still points at it sees "none".
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+typedef struct {
+    int32_t device;
+    int refs;
+    uint64_t gen;
+    int64_t opts[EMU_SYS_OPT_COUNT];
+} emu_ctx;
+
+static pthread_mutex_t rt_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int initialized;
+static emu_ctx ctxs[EMU_DEVICE_COUNT] = {{.device = 0}, {.device = 1}};
+static int64_t process_opts[EMU_SYS_OPT_COUNT];
+
+static _Thread_local emu_ctx *tl_ctx;
+static _Thread_local uint64_t tl_gen;
+
+static const char *const opt_names[EMU_SYS_OPT_COUNT] = {
+    "ACL_OPT_DETERMINISTIC", "ACL_OPT_ENABLE_DEBUG_KERNEL", "ACL_OPT_STRONG_CONSISTENCY"};
+
+int emu_require_init(const char *api)
+{
+    if (atomic_load(&initialized)) {
+        return 0;
+    }
+    aclemu_set_error("%s: ACL is not initialized (call aclInit first)", api);
+    return ACL_ERROR_UNINITIALIZE;
+}
+
+/* The calling thread's live context, or NULL. Caller holds rt_mu. */
+static emu_ctx *current_locked(void)
+{
+    if (tl_ctx != NULL && tl_ctx->refs > 0 && tl_ctx->gen == tl_gen) {
+        return tl_ctx;
+    }
+    return NULL;
+}
+
+static void reset_context_locked(emu_ctx *c)
+{
+    c->refs = 0;
+    c->gen++;
+    for (int i = 0; i < EMU_SYS_OPT_COUNT; i++) {
+        c->opts[i] = 0;
+    }
+}
+
+aclError aclInit(const char *configPath)
+{
+    pthread_mutex_lock(&rt_mu);
+    int was = atomic_load(&initialized);
+    /* the only setting the emulation honours is err_msg_mode (see errors.c) */
+    int rc = was ? 0 : emu_errors_configure(configPath);
+    if (!was && rc == 0) {
+        atomic_store(&initialized, 1);
+    }
+    pthread_mutex_unlock(&rt_mu);
+    if (was) {
+        aclemu_set_error("aclInit: ACL is already initialized (repeated aclInit without aclFinalize)");
+        return ACL_ERROR_REPEAT_INITIALIZE;
+    }
+    return rc;
+}
+
+aclError aclFinalize(void)
+{
+    pthread_mutex_lock(&rt_mu);
+    int was = atomic_exchange(&initialized, 0);
+    if (was) {
+        /* Finalize resets every device; allocations and streams stay so that leaks remain visible. */
+        for (int i = 0; i < EMU_DEVICE_COUNT; i++) {
+            reset_context_locked(&ctxs[i]);
+        }
+    }
+    pthread_mutex_unlock(&rt_mu);
+    if (!was) {
+        aclemu_set_error("aclFinalize: ACL is not initialized (aclFinalize without a matching aclInit)");
+        return ACL_ERROR_REPEAT_FINALIZE;
+    }
+    return ACL_SUCCESS;
+}
+
+static int check_device_id(const char *api, int32_t deviceId)
+{
+    if (deviceId < 0 || deviceId >= EMU_DEVICE_COUNT) {
+        aclemu_set_error("%s: deviceId %d is invalid: the emulation has %d devices (0..%d)", api, deviceId,
+                         EMU_DEVICE_COUNT, EMU_DEVICE_COUNT - 1);
+        return ACL_ERROR_RT_INVALID_DEVICEID;
+    }
+    return 0;
+}
+
+aclError aclrtSetDevice(int32_t deviceId)
+{
+    int rc = emu_require_init("aclrtSetDevice");
+    if (rc == 0) {
+        rc = check_device_id("aclrtSetDevice", deviceId);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    pthread_mutex_lock(&rt_mu);
+    emu_ctx *c = &ctxs[deviceId];
+    c->refs++;
+    tl_ctx = c;
+    tl_gen = c->gen;
+    pthread_mutex_unlock(&rt_mu);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtResetDevice(int32_t deviceId)
+{
+    int rc = emu_require_init("aclrtResetDevice");
+    if (rc == 0) {
+        rc = check_device_id("aclrtResetDevice", deviceId);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    pthread_mutex_lock(&rt_mu);
+    emu_ctx *c = &ctxs[deviceId];
+    if (c->refs > 1) {
+        c->refs--;
+    } else if (c->refs == 1) {
+        reset_context_locked(c); /* last reference: the default context is destroyed */
+    }
+    pthread_mutex_unlock(&rt_mu);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetDeviceCount(uint32_t *count)
+{
+    int rc = emu_require_init("aclrtGetDeviceCount");
+    if (rc != 0) {
+        return rc;
+    }
+    if (count == NULL) {
+        aclemu_set_error("aclrtGetDeviceCount: count is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *count = EMU_DEVICE_COUNT;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetCurrentContext(aclrtContext *context)
+{
+    int rc = emu_require_init("aclrtGetCurrentContext");
+    if (rc != 0) {
+        return rc;
+    }
+    if (context == NULL) {
+        aclemu_set_error("aclrtGetCurrentContext: context is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    pthread_mutex_lock(&rt_mu);
+    emu_ctx *c = current_locked();
+    pthread_mutex_unlock(&rt_mu);
+    if (c == NULL) {
+        aclemu_set_error("aclrtGetCurrentContext: the calling thread has no current context "
+                         "(call aclrtSetDevice or aclrtSetCurrentContext on this thread)");
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    *context = c;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetCurrentContext(aclrtContext context)
+{
+    int rc = emu_require_init("aclrtSetCurrentContext");
+    if (rc != 0) {
+        return rc;
+    }
+    if (context == NULL) {
+        aclemu_set_error("aclrtSetCurrentContext: context is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    pthread_mutex_lock(&rt_mu);
+    emu_ctx *c = NULL;
+    for (int i = 0; i < EMU_DEVICE_COUNT; i++) {
+        if (context == (aclrtContext)&ctxs[i] && ctxs[i].refs > 0) {
+            c = &ctxs[i];
+        }
+    }
+    if (c != NULL) {
+        tl_ctx = c;
+        tl_gen = c->gen;
+    }
+    pthread_mutex_unlock(&rt_mu);
+    if (c == NULL) {
+        aclemu_set_error("aclrtSetCurrentContext: context %p is not a live context "
+                         "(its device was reset, or it was never returned by aclrtGetCurrentContext)",
+                         context);
+        return ACL_ERROR_RT_INVALID_HANDLE;
+    }
+    return ACL_SUCCESS;
+}
+
+EMU_API int aclemu_current_context(int32_t *device, int64_t *deterministic)
+{
+    pthread_mutex_lock(&rt_mu);
+    emu_ctx *c = atomic_load(&initialized) ? current_locked() : NULL;
+    if (c != NULL) {
+        *device = c->device;
+        *deterministic = c->opts[ACL_OPT_DETERMINISTIC];
+    }
+    pthread_mutex_unlock(&rt_mu);
+    return c != NULL ? 0 : ACL_ERROR_RT_CONTEXT_NULL;
+}
+
+static int check_opt(const char *api, aclSysParamOpt opt)
+{
+    if ((int)opt < 0 || (int)opt >= EMU_SYS_OPT_COUNT) {
+        aclemu_set_error("%s: opt %d is not a known aclSysParamOpt (0 DETERMINISTIC, 1 ENABLE_DEBUG_KERNEL, "
+                         "2 STRONG_CONSISTENCY)",
+                         api, (int)opt);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    return 0;
+}
+
+/* Context-scope options: `value` is read (get) or written (set) under the runtime lock. */
+static aclError ctx_opt(const char *api, aclSysParamOpt opt, int64_t *value, int set)
+{
+    int rc = emu_require_init(api);
+    if (rc == 0 && value == NULL) {
+        aclemu_set_error("%s: value is NULL", api);
+        rc = ACL_ERROR_INVALID_PARAM;
+    }
+    if (rc == 0) {
+        rc = check_opt(api, opt);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    pthread_mutex_lock(&rt_mu);
+    emu_ctx *c = current_locked();
+    if (c != NULL) {
+        if (set) {
+            c->opts[opt] = *value;
+        } else {
+            *value = c->opts[opt];
+        }
+    }
+    pthread_mutex_unlock(&rt_mu);
+    if (c == NULL) {
+        aclemu_set_error("%s(%s): the calling thread has no current context (call aclrtSetDevice first)", api,
+                         opt_names[opt]);
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
+{
+    return ctx_opt("aclrtCtxSetSysParamOpt", opt, &value, 1);
+}
+
+aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+{
+    return ctx_opt("aclrtCtxGetSysParamOpt", opt, value, 0);
+}
+
+static aclError process_opt(const char *api, aclSysParamOpt opt, int64_t *value, int set)
+{
+    int rc = emu_require_init(api);
+    if (rc == 0 && value == NULL) {
+        aclemu_set_error("%s: value is NULL", api);
+        rc = ACL_ERROR_INVALID_PARAM;
+    }
+    if (rc == 0) {
+        rc = check_opt(api, opt);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    pthread_mutex_lock(&rt_mu);
+    if (set) {
+        process_opts[opt] = *value;
+    } else {
+        *value = process_opts[opt];
+    }
+    pthread_mutex_unlock(&rt_mu);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
+{
+    return process_opt("aclrtSetSysParamOpt", opt, &value, 1);
+}
+
+aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+{
+    return process_opt("aclrtGetSysParamOpt", opt, value, 0);
+}
+
+/* Version and SoC name need no aclInit: they describe the installed libraries, not a session. */
+aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch)
+{
+    if (major == NULL || minor == NULL || patch == NULL) {
+        aclemu_set_error("aclrtGetVersion: major, minor and patch must all be non-NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *major = 8;
+    *minor = 0;
+    *patch = 0;
+    return ACL_SUCCESS;
+}
+
+const char *aclrtGetSocName(void) { return "Ascend910B3 (host emulation)"; }

@@ -1,0 +1,110 @@
+/*
+ * Shared by the three emulated libraries. The cross-library entry points below are exported
+ * (visibility default) under the `aclemu_` prefix because libnnopbase and libopapi call into
+ * libascendcl (and libopapi into libnnopbase) through the dynamic linker, exactly like the
+ * real libraries share runtime state. Everything else is hidden (-fvisibility=hidden).
+ */
+#ifndef ACLEMU_INTERNAL_H
+#define ACLEMU_INTERNAL_H
+
+#include "cann_subset.h"
+#include "aclemu.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EMU_API __attribute__((visibility("default")))
+#define EMU_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+#define EMU_MAX_DIMS 8
+#define EMU_DEVICE_COUNT 2
+#define EMU_ALIGN 32u
+#define EMU_SYS_OPT_COUNT 3
+
+/* The meta objects. libopapi reads them directly, so the layout lives here. */
+struct aclTensor {
+    uint64_t ndim;
+    int64_t dims[EMU_MAX_DIMS];
+    int64_t strides[EMU_MAX_DIMS];
+    int64_t offset; /* elements */
+    int32_t dtype;
+    int32_t format;
+    uint64_t storage_ndim;
+    int64_t storage_dims[EMU_MAX_DIMS];
+    void *data;
+};
+
+struct aclIntArray {
+    uint64_t size;
+    int64_t values[]; /* a copy of the caller's values */
+};
+
+/* Runs one op on a stream worker. Returns 0 or a status; on failure writes a message into msg. */
+typedef int (*emu_run_fn)(const void *params, void *workspace, char *msg, size_t msglen);
+
+struct aclOpExecutor {
+    int repeatable;
+    uint64_t workspace_size;
+    const char *op_name; /* static string in libopapi */
+    emu_run_fn run;
+    size_t params_size;
+    _Alignas(16) unsigned char params[]; /* a private copy of every descriptor and parameter */
+};
+
+/* A device address range a stream task touches; re-checked under the memory lock when the task runs. */
+typedef struct {
+    const void *ptr;
+    uint64_t len;
+    const char *what;
+} emu_range;
+
+#define EMU_TASK_MAX_RANGES 4
+
+/* A unit of stream work. `arg` is owned by the stream once enqueued: release(arg) runs after fn,
+ * or immediately when the enqueue fails. */
+typedef struct {
+    const char *name;
+    int (*fn)(void *arg, char *msg, size_t msglen);
+    void *arg;
+    void (*release)(void *arg);
+    int nranges;
+    emu_range ranges[EMU_TASK_MAX_RANGES];
+} emu_task;
+
+/* ---- exported by libascendcl for the other two libraries ---- */
+EMU_API void aclemu_set_error(const char *fmt, ...) EMU_PRINTF(1, 2);
+EMU_API void aclemu_objects_add(int64_t delta);
+/* 0 and the calling thread's device and ACL_OPT_DETERMINISTIC, or 107002 when it has no context. */
+EMU_API int aclemu_current_context(int32_t *device, int64_t *deterministic);
+/* 1 when p lies inside a live allocation (its base and requested size are returned), else 0. */
+EMU_API int aclemu_mem_find(const void *p, uintptr_t *base, uint64_t *size);
+/* Device of a live stream, or -1. */
+EMU_API int32_t aclemu_stream_device(aclrtStream stream);
+/* 0, or 107017 (message set) when the stream is not live or is being destroyed. */
+EMU_API int aclemu_stream_enqueue(aclrtStream stream, const emu_task *task);
+/* Takes (and disarms) the armed launch fault: 0 when none. */
+EMU_API int32_t aclemu_fault_take_launch(void);
+EMU_API void aclemu_note_launch(int64_t deterministic);
+
+/* ---- exported by libnnopbase for libopapi ---- */
+EMU_API int aclemu_tensor_live(const aclTensor *tensor);
+EMU_API int aclemu_intarray_live(const aclIntArray *array);
+EMU_API int aclemu_executor_live(const aclOpExecutor *executor);
+EMU_API aclOpExecutor *aclemu_executor_create(const char *op_name, emu_run_fn run, const void *params,
+                                              size_t params_size, uint64_t workspace_size);
+EMU_API void aclemu_executor_free(aclOpExecutor *executor);
+
+/* ---- hidden helpers inside libascendcl ---- */
+int emu_require_init(const char *api);
+int emu_errors_configure(const char *configPath);
+void emu_mem_read_lock(void);
+void emu_mem_unlock(void);
+int emu_mem_range_ok_locked(const void *p, uint64_t len);
+int64_t emu_mem_live_allocations(void);
+int64_t emu_mem_live_bytes(void);
+int64_t emu_stream_live_count(void);
+int emu_fault_take_alloc(void);
+int32_t emu_fault_take_sync(void);
+int64_t emu_stream_delay_us(void);
+
+#endif /* ACLEMU_INTERNAL_H */
