@@ -1,5 +1,5 @@
 // Parity with PyTorch: every fixture, through the public API, on the CPU backend and the emulated NPU.
-// float32 nearest-exact must be bit-exact; bilinear within 4 ulp (or 1e-6 * max|expected|);
+// float32 nearest-exact must be bit-exact; bilinear within 4 ulp or 4e-5 * max|expected| (see check());
 // float16/bfloat16 equal the RNE of the float32 result (bilinear: within one step of the dtype).
 
 import { AssertionError } from "node:assert/strict";
@@ -75,7 +75,10 @@ async function check(fixture: FixtureCase, actual: Float32Array): Promise<void> 
   if (fixture.op !== "bilinear2d") return assertBitEqual(actual, expected, what);
   let max = 0;
   for (const v of fixture.expected) if (Number.isFinite(v)) max = Math.max(max, Math.abs(v));
-  if (fixture.dtype === "float32") return assertClose(actual, expected, what, { atol: 1e-6 * max });
+  // torch 1.13 (the fixtures) computes the source coordinate in double; PyTorch >= 2.0 and this library
+  // in float32. Where the coordinate is not exact in float32 the weights differ by up to ~2^-24 of the
+  // coordinate, i.e. up to ~4e-5 * max|expected| for coordinates near 1000 (the 50x shrink case).
+  if (fixture.dtype === "float32") return assertClose(actual, expected, what, { atol: 4e-5 * max });
   // One step of the low-precision dtype: float32 rounding noise may cross a rounding boundary.
   const step = fixture.dtype === "float16" ? 2 ** -10 : 2 ** -7;
   for (let i = 0; i < actual.length; i++) {

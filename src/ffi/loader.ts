@@ -133,7 +133,21 @@ function openDir(dir: string, attempts: string[]): CannLibraries | null {
  */
 export function loadCann(libDir?: string): CannLibraries {
   const attempts: string[] = [];
-  for (const dir of candidateDirs(libDir, attempts)) {
+  return loadCannFrom(candidateDirs(libDir, attempts), attempts);
+}
+
+/**
+ * Opens CANN from the first of `dirs` that holds all three libraries (`"(system loader)"` for bare names).
+ *
+ * @throws {LibraryLoadError} listing `attempts` plus every path tried here
+ * @example
+ * ```ts ignore
+ * import { loadCannFrom } from "./loader.ts";
+ * loadCannFrom(["/opt/cann/lib64"]);
+ * ```
+ */
+export function loadCannFrom(dirs: readonly string[], attempts: string[] = []): CannLibraries {
+  for (const dir of dirs) {
     const cached = opened.get(dir);
     if (cached) return cached;
     const libs = openDir(dir, attempts);

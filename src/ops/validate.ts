@@ -63,8 +63,8 @@ export const OP_RULES: Readonly<Record<UpsampleOp, OpRule>> = {
   },
 };
 
-/** aclnn's nearest-exact limit: the forward op may shrink a dimension at most 50 times. */
-export const MAX_NEAREST_SHRINK = 50;
+/** aclnn's nearest-exact limit: the forward op may enlarge a dimension at most 50 times. */
+export const MAX_NEAREST_SCALE = 50;
 
 const show = (value: unknown): string => {
   if (Array.isArray(value)) return `[${value.map(show).join(", ")}]`;
@@ -169,18 +169,16 @@ export function resolveUpsample(
           }`,
       );
     }
-    if (op !== "bilinear2d") {
-      const tooSmall = scale > 0 ? scale < 1 / MAX_NEAREST_SHRINK : (
-        inSpatial[i] > MAX_NEAREST_SHRINK * outputSize[i]
+    // aclnn requires (scale > 0 ? 1 / scale : in / out) >= 0.02: the forward op may enlarge a
+    // dimension at most 50 times (ops-cv aclnn_upsample_nearest_exact*_backward.cpp).
+    const ratio = scale > 0 ? 1 / scale : inSpatial[i] / outputSize[i];
+    if (op !== "bilinear2d" && ratio < 1 / MAX_NEAREST_SCALE) {
+      fail(
+        RangeError,
+        `nearest-exact enlarges ${dim} at most ${MAX_NEAREST_SCALE}x (aclnn: 1 / scale >= ` +
+          `${1 / MAX_NEAREST_SCALE}), got inputSize ${dim} ${inSpatial[i]} -> outputSize ${dim} ` +
+          `${outputSize[i]}` + (scale > 0 ? ` with ${key} ${scale}` : ""),
       );
-      if (tooSmall) {
-        fail(
-          RangeError,
-          `nearest-exact shrinks ${dim} at most ${MAX_NEAREST_SHRINK}x, got inputSize ${dim} ` +
-            `${inSpatial[i]} -> outputSize ${dim} ${outputSize[i]}` +
-            (scale > 0 ? ` with ${key} ${scale} (must be >= ${1 / MAX_NEAREST_SHRINK})` : ""),
-        );
-      }
     }
     return scale === 0 ? 0 : scale;
   });
