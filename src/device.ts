@@ -36,6 +36,21 @@ export interface TensorOptions {
 
 const OPEN_KEYS = new Set(["backend", "deviceId", "libDir", "deterministic"]);
 
+/** What ops need from a device, kept off its public surface. */
+export interface DeviceInternals {
+  /** The backend; throws when the device is closed. */
+  backend(): Backend<unknown>;
+  /** A contiguous tensor with uninitialised storage. */
+  empty(dtype: DType, shape: readonly number[]): Tensor;
+}
+
+const INTERNALS = new WeakMap<Device, DeviceInternals>();
+
+/** Internal: the backend and allocator of a device (not exported from `mod.ts`). */
+export function deviceInternals(device: Device): DeviceInternals {
+  return INTERNALS.get(device)!;
+}
+
 /**
  * A device: an Ascend NPU driven through CANN's aclnn API, or the CPU backend, which computes the same
  * results in TypeScript. Close it (or use `using`) to free everything it owns.
@@ -51,16 +66,25 @@ const OPEN_KEYS = new Set(["backend", "deviceId", "libDir", "deterministic"]);
  * console.log(device.backend, device.name, grad.shape); // "cpu" "cpu (TypeScript)" [1, 1, 2, 2]
  * ```
  */
-export class Device implements StorageOwner {
+export class Device {
   readonly #backend: Backend<unknown>;
   readonly #storages = new Set<Storage>();
+  readonly #owner: StorageOwner;
   #deterministic: boolean;
   #closed = false;
 
   private constructor(backend: Backend<unknown>, deterministic: boolean) {
     this.#backend = backend;
     this.#deterministic = deterministic;
+    this.#owner = { storageBackend: backend, forget: (storage) => this.#storages.delete(storage) };
     if (deterministic) backend.setDeterministic(true);
+    INTERNALS.set(this, {
+      backend: () => {
+        this.#checkOpen("use");
+        return this.#backend;
+      },
+      empty: (dtype, shape) => this.#allocate(dtype, shape, numel(shape)),
+    });
   }
 
   /**
@@ -131,12 +155,6 @@ export class Device implements StorageOwner {
     return this.#closed;
   }
 
-  /** Internal: the backend (for ops). */
-  get backendImpl(): Backend<unknown> {
-    this.#checkOpen("use");
-    return this.#backend;
-  }
-
   /** Switches deterministic mode for later ops on this device. */
   setDeterministic(on: boolean): void {
     this.#checkOpen("setDeterministic");
@@ -187,11 +205,6 @@ export class Device implements StorageOwner {
     return tensor;
   }
 
-  /** Internal: a contiguous tensor with uninitialised storage. */
-  empty(dtype: DType, shape: readonly number[]): Tensor {
-    return this.#allocate(dtype, shape, numel(shape));
-  }
-
   /** Waits until every queued op and copy on this device has finished. */
   async synchronize(): Promise<void> {
     this.#checkOpen("synchronize");
@@ -211,19 +224,9 @@ export class Device implements StorageOwner {
     this.close();
   }
 
-  /** Internal, part of `StorageOwner`: the backend that frees storages, even after close. */
-  get storageBackend(): Backend<unknown> {
-    return this.#backend;
-  }
-
-  /** Internal, part of `StorageOwner`. */
-  forget(storage: Storage): void {
-    this.#storages.delete(storage);
-  }
-
   #allocate(dtype: DType, shape: readonly number[], length: number): Tensor {
     const handle = this.#backend.allocate(dtype, length);
-    const storage = new Storage(this, handle, dtype, length);
+    const storage = new Storage(this.#owner, handle, dtype, length);
     this.#storages.add(storage);
     try {
       return Tensor.create(this, storage, { shape, strides: contiguousStrides(shape), offset: 0 });

@@ -13,6 +13,7 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
+import { deviceInternals } from "../src/device.ts";
 import { candidateDirs, loadCannFrom } from "../src/ffi/loader.ts";
 import type { NpuBackend, NpuBuffer } from "../src/ffi/npu_backend.ts";
 import { Tensor as TensorClass } from "../src/tensor/tensor.ts";
@@ -34,7 +35,8 @@ const randomValues = (n: number, seed: number): Float32Array => {
   const next = rng(seed);
   return Float32Array.from({ length: n }, () => Math.round((next() - 0.5) * 512) / 64);
 };
-const npuOf = (device: Device): NpuBackend => device.backendImpl as unknown as NpuBackend;
+const npuOf = (device: Device): NpuBackend =>
+  deviceInternals(device).backend() as unknown as NpuBackend;
 const addressOf = (tensor: Tensor): bigint =>
   (TensorClass.internals(tensor).storage.handle as NpuBuffer).address;
 

@@ -5,6 +5,7 @@
  */
 
 import type { StorageView, UpsampleOp } from "../backend.ts";
+import { deviceInternals } from "../device.ts";
 import { Tensor } from "../tensor/tensor.ts";
 import { resolveUpsample } from "./validate.ts";
 
@@ -127,10 +128,11 @@ export function upsampleBilinear2dBackward(
 
 function run(op: UpsampleOp, gradOutput: unknown, options: unknown): Tensor {
   const call = resolveUpsample(op, gradOutput, options);
-  const backend = call.device.backendImpl;
+  const device = deviceInternals(call.device);
+  const backend = device.backend();
   const dtype = call.gradOutput.dtype;
   backend.checkSupported({ ...call, dtype });
-  const result = call.out ?? call.device.empty(dtype, call.inputSize);
+  const result = call.out ?? device.empty(dtype, call.inputSize);
   try {
     backend.launch({
       ...call,
