@@ -21,7 +21,7 @@ const fmt = (values: Float32Array, count = 8): string =>
   (values.length > count ? ", ..." : "");
 
 using device = Device.open();
-console.log(`backend: ${device.backend} (${device.name})`);
+console.log(`backend: ${device.backend}, device: ${device.name}`);
 
 // A forward op upsampled [2, 3, 4, 5] to [2, 3, 8, 10]; this is the gradient flowing back.
 const gradValues = Array.from({ length: 2 * 3 * 8 * 10 }, (_, i) => Math.sin(i) * 0.5);
