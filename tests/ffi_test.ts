@@ -291,3 +291,23 @@ Deno.test("npu: after every device is closed, nothing is left in the emulation",
   assert.equal(live.objects, 0n);
   assert.equal(emu().aclemuLiveStreams(), 0n);
 });
+
+Deno.test("npu: closing a device while a read is in flight", async () => {
+  const baseline = emuLive();
+  const device = openNpu();
+  const grad = device.tensor(new Array(64).fill(1), [1, 1, 8, 8]);
+  emu().aclemuSetStreamDelayUs(20_000n);
+  try {
+    const result = upsampleBilinear2dBackward(grad, {
+      outputSize: [8, 8],
+      inputSize: [1, 1, 4, 4],
+    });
+    const reading = result.toFloat32Array();
+    device.close();
+    await assert.rejects(reading, TypeError);
+  } finally {
+    emu().aclemuSetStreamDelayUs(0n);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(emuLive(), baseline);
+});

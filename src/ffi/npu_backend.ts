@@ -159,6 +159,7 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     length: number,
   ): Promise<HostArray> {
     while (this.#enqueued > this.#completed) await this.synchronize();
+    if (this.#closed) throw new TypeError("toFloat32Array: the device was closed during the read");
     const host = allocateHost(dtype, length);
     const size = dtypeByteSize(dtype);
     this.runtime.activate(this.context);
@@ -214,12 +215,14 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
 
   /** Waits for the stream on a worker thread, then frees deferred buffers. */
   synchronize(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
     if (this.#syncing) return this.#syncing.then(() => this.synchronize());
     if (this.#enqueued === this.#completed) return Promise.resolve();
     const target = this.#enqueued;
     const { acl } = this.runtime.libs;
     const done = (status: number): void => {
       this.#syncing = null;
+      if (this.#closed) return; // close() synchronized and freed everything itself
       // A runtime that wants a context on the worker thread: sync here, where the context is current.
       if (status === ACL_ERROR_RT_CONTEXT_NULL) {
         this.runtime.activate(this.context);
@@ -244,10 +247,15 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     this.#completed = this.#enqueued;
     this.#flushDeferred();
     if (this.#workspace.address !== 0n) this.#release(this.#workspace);
-    acl.aclrtDestroyStream(this.stream);
-    acl.aclrtResetDevice(this.deviceId);
-    this.runtime.forget(this.context);
-    this.runtime.release();
+    const teardown = (): void => {
+      acl.aclrtDestroyStream(this.stream);
+      acl.aclrtResetDevice(this.deviceId);
+      this.runtime.forget(this.context);
+      this.runtime.release();
+    };
+    // A worker thread may still be inside aclrtSynchronizeStream on this stream: destroy it after.
+    if (this.#syncing) this.#syncing.then(teardown, teardown);
+    else teardown();
   }
 
   #malloc(bytes: number): NpuBuffer {
