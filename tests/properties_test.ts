@@ -138,3 +138,56 @@ for (const backend of BACKENDS) {
     assert.equal(checked, 150);
   });
 }
+
+for (const backend of BACKENDS) {
+  Deno.test(`signed zeros on ${backend.label}: sums start from +0 as PyTorch's scatter does`, async () => {
+    using device = backend.open();
+    for (const dtype of ["float32", "float16", "bfloat16"] as const) {
+      for (
+        const config of [
+          {
+            op: "nearestExact1d",
+            inputSize: [1, 2, 3],
+            outputSize: [6],
+            scales: [0],
+            alignCorners: false,
+          },
+          {
+            op: "nearestExact2d",
+            inputSize: [1, 2, 3, 3],
+            outputSize: [6, 6],
+            scales: [2, 2],
+            alignCorners: false,
+          },
+          {
+            op: "nearestExact2d",
+            inputSize: [1, 2, 2, 3],
+            outputSize: [2, 3],
+            scales: [0, 0],
+            alignCorners: false,
+          },
+          {
+            op: "bilinear2d",
+            inputSize: [1, 2, 3, 3],
+            outputSize: [6, 6],
+            scales: [0, 0],
+            alignCorners: false,
+          },
+        ] as Config[]
+      ) {
+        const gradShape = [config.inputSize[0], config.inputSize[1], ...config.outputSize];
+        using grad = device.tensor(
+          new Array(gradShape.reduce((a, b) => a * b)).fill(-0),
+          gradShape,
+          {
+            dtype,
+          },
+        );
+        using result = backward(config, grad);
+        for (const v of await result.toFloat32Array()) {
+          assert.ok(Object.is(v, 0), `${config.op} ${dtype} [${config.outputSize}]: got ${v}`);
+        }
+      }
+    }
+  });
+}

@@ -19,6 +19,10 @@ function uniformFactor(starts: Int32Array, inSize: number): number {
   return k;
 }
 
+// Storing `x + y` (two float32 values, added in double) into a Float32Array rounds exactly like a
+// float32 addition: double rounding is innocuous for + when 53 >= 2 * 24 + 2. So only sums kept in a
+// local across several additions need Math.fround after each step.
+
 /**
  * acc[accBase + iw] += src[base + ow] for ow in the range of iw, in order, in float32; when
  * `first`, the sums start from +0 instead of the current contents of acc.
@@ -36,21 +40,18 @@ function accumulateRow(
   if (factor === 2) {
     if (first) {
       for (let iw = 0, p = base; iw < inW; iw++, p += 2) {
-        acc[accBase + iw] = Math.fround(Math.fround(src[p] + 0) + src[p + 1]);
+        acc[accBase + iw] = src[p] + 0 + src[p + 1];
       }
     } else {
       for (let iw = 0, p = base; iw < inW; iw++, p += 2) {
-        const a = Math.fround(acc[accBase + iw] + src[p]);
-        acc[accBase + iw] = Math.fround(a + src[p + 1]);
+        acc[accBase + iw] = Math.fround(acc[accBase + iw] + src[p]) + src[p + 1];
       }
     }
   } else if (factor === 1) {
     if (first) {
       for (let iw = 0; iw < inW; iw++) acc[accBase + iw] = src[base + iw] + 0;
     } else {
-      for (let iw = 0; iw < inW; iw++) {
-        acc[accBase + iw] = Math.fround(acc[accBase + iw] + src[base + iw]);
-      }
+      for (let iw = 0; iw < inW; iw++) acc[accBase + iw] = acc[accBase + iw] + src[base + iw];
     }
   } else {
     if (first) acc.fill(0, accBase, accBase + inW);
@@ -62,6 +63,22 @@ function accumulateRow(
         acc[accBase + iw] = a;
       }
     }
+  }
+}
+
+/** The common 2x case: two gradient rows, two columns each, summed in (oh, ow) order from +0. */
+function sumTwoRowsFactor2(
+  acc: Float32Array,
+  accBase: number,
+  src0: Float32Array,
+  base0: number,
+  src1: Float32Array,
+  base1: number,
+  inW: number,
+): void {
+  for (let iw = 0, p = base0, q = base1; iw < inW; iw++, p += 2, q += 2) {
+    const top = Math.fround(src0[p] + 0 + src0[p + 1]);
+    acc[accBase + iw] = Math.fround(top + src1[q]) + src1[q + 1];
   }
 }
 
@@ -126,6 +143,8 @@ function gather(plan: Plan): void {
   if (c >= CHANNELS_LAST_MIN && gs[1] === 1 && gs[3] === c) return gatherChannelsLast(plan);
   const reader = new RowReader(grad, outW, 0);
   const factor = uniformFactor(wStarts, inW);
+  // Two rows can be read at once only when the reader hands out the storage itself.
+  const zeroCopy = reader.zeroCopy;
   // Accumulate straight into a float32 out with unit row stride; otherwise into a scratch row.
   const direct = out.dtype === "float32" && (os[3] === 1 || inW === 1);
   const writer = direct ? undefined : new RowWriter(out, inW);
@@ -141,6 +160,14 @@ function gather(plan: Plan): void {
         const lo = hStarts[ih];
         const hi = hStarts[ih + 1];
         if (lo === hi) acc.fill(0, accBase, accBase + inW);
+        else if (factor === 2 && hi - lo === 2 && zeroCopy) {
+          reader.row(gPlane + lo * gs[2]);
+          const base0 = reader.base;
+          const src = reader.row(gPlane + (lo + 1) * gs[2]);
+          sumTwoRowsFactor2(acc, accBase, src, base0, src, reader.base, inW);
+          if (writer !== undefined) writer.write(oRow, acc, 0);
+          continue;
+        }
         for (let oh = lo; oh < hi; oh++) {
           const src = reader.row(gPlane + oh * gs[2]);
           accumulateRow(acc, accBase, src, reader.base, wStarts, inW, factor, oh === lo);

@@ -84,6 +84,11 @@ export class RowReader {
     this.#buffer32 = new Uint32Array(this.#buffer.buffer, this.#buffer.byteOffset);
   }
 
+  /** Whether {@link RowReader.row} returns the storage itself (so earlier rows stay valid). */
+  get zeroCopy(): boolean {
+    return this.#mode === 0;
+  }
+
   /**
    * The row starting at storage index `start`, as an array; its first element is at
    * {@link RowReader.base}. Valid until the next call.
