@@ -8,7 +8,7 @@
 import type { UpsampleOp } from "../backend.ts";
 import type { Device } from "../device.ts";
 import { storageSpan } from "../tensor/layout.ts";
-import { Tensor } from "../tensor/tensor.ts";
+import { isTensor, Tensor } from "../tensor/tensor.ts";
 
 /** A call whose arguments passed every check. */
 export interface ResolvedUpsample {
@@ -66,11 +66,28 @@ export const OP_RULES: Readonly<Record<UpsampleOp, OpRule>> = {
 /** aclnn's nearest-exact limit: the forward op may enlarge a dimension at most 50 times. */
 export const MAX_NEAREST_SCALE = 50;
 
+// Describes a value for a message. Never throws (objects without a usable toString, throwing getters)
+// and stays short: only the first elements of an array are shown, however long (or sparse) it is.
+const SHOW_ELEMENTS = 8;
 const show = (value: unknown): string => {
-  if (Array.isArray(value)) return `[${value.map(show).join(", ")}]`;
+  if (Array.isArray(value)) {
+    const head = Array.from({ length: Math.min(value.length, SHOW_ELEMENTS) }, (_, i) => value[i]);
+    const more = value.length > SHOW_ELEMENTS ? `, ... (${value.length} elements)` : "";
+    return `[${head.map(show).join(", ")}${more}]`;
+  }
   if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "bigint") return `${value}n`;
   if (Object.is(value, -0)) return "-0";
-  return String(value);
+  if (ArrayBuffer.isView(value)) {
+    const length = (value as { length?: number }).length ?? value.byteLength;
+    return `${Object.prototype.toString.call(value).slice(8, -1)}(${length})`;
+  }
+  try {
+    const text = String(value);
+    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 };
 
 /**
@@ -97,7 +114,7 @@ export function resolveUpsample(
   };
   const rank = rule.spatial.length + 2;
 
-  if (!(gradOutput instanceof Tensor)) {
+  if (!isTensor(gradOutput)) {
     fail(TypeError, `gradOutput must be a Tensor, got ${typeof gradOutput}`);
   }
   const grad = gradOutput as Tensor;
@@ -123,10 +140,13 @@ export function resolveUpsample(
   if (inSpatial.some((s) => s < 1) || outputSize.some((s) => s < 1)) {
     const describe = (sizes: number[]): string =>
       sizes.map((s, i) => `${rule.spatial[i]}: ${s}`).join(", ");
+    const which = outputSize.some((s) => s < 1)
+      ? inSpatial.some((s) => s < 1) ? "inputSize and outputSize" : "outputSize"
+      : "inputSize";
     fail(
       RangeError,
-      `input and output sizes should be greater than 0, but got input (${describe(inSpatial)}) ` +
-        `output (${describe(outputSize)})`,
+      `${which}: input and output sizes should be greater than 0, but got input ` +
+        `(${describe(inSpatial)}) output (${describe(outputSize)})`,
     );
   }
 
@@ -194,7 +214,7 @@ export function resolveUpsample(
 
   let out: Tensor | null = null;
   if (opts.out !== undefined) {
-    if (!(opts.out instanceof Tensor)) {
+    if (!isTensor(opts.out)) {
       fail(TypeError, `out must be a Tensor, got ${show(opts.out)}`);
     }
     out = opts.out as Tensor;

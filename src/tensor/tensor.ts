@@ -21,6 +21,22 @@ const CREATE = Symbol("Tensor.create");
 // Frees the storage reference of a tensor that was dropped without dispose().
 const finalizer = new FinalizationRegistry<Storage>((storage) => storage.release());
 
+// Set by the class's static block: whether a value really is a Tensor (not just `instanceof`, which an
+// object made with `Object.create(Tensor.prototype)` passes without having a tensor's private fields).
+let hasTensorBrand: (value: object) => boolean;
+
+/**
+ * Internal: whether `value` is a tensor made by this module (a brand check, not `instanceof`).
+ *
+ * @example
+ * ```ts ignore
+ * isTensor(Object.create(Tensor.prototype)); // false
+ * ```
+ */
+export function isTensor(value: unknown): value is Tensor {
+  return typeof value === "object" && value !== null && hasTensorBrand(value);
+}
+
 /**
  * A strided view (shape, strides, offset) of storage that lives on a {@link Device}. Views made with
  * `permute`, `transpose` and `slice` share the storage; it is freed when the last tensor using it is
@@ -40,6 +56,10 @@ export class Tensor {
   readonly #storage: Storage;
   readonly #layout: Layout;
   #disposed = false;
+
+  static {
+    hasTensorBrand = (value) => #storage in value;
+  }
 
   /** Internal: use `device.tensor()`, `device.zeros()` or a view method. */
   constructor(token: typeof CREATE, device: Device, storage: Storage, layout: Layout) {
@@ -116,12 +136,20 @@ export class Tensor {
     const result = new Float32Array(layout.shape.reduce((a, b) => a * b, 1));
     const span = storageSpan(layout);
     if (span === null) return result;
-    const host = await storage.owner.storageBackend.download(
-      storage.handle,
-      storage.dtype,
-      span.first,
-      span.last - span.first + 1,
-    );
+    // The read holds a reference: a dispose() while it waits for the stream must not free the storage
+    // under the copy (the NPU frees deferred buffers as soon as that wait ends).
+    storage.retain();
+    let host: HostArray;
+    try {
+      host = await storage.owner.storageBackend.download(
+        storage.handle,
+        storage.dtype,
+        span.first,
+        span.last - span.first + 1,
+      );
+    } finally {
+      storage.release();
+    }
     if (this.disposed) throw disposedError(this, "toFloat32Array");
     gatherLogical(host, storage.dtype, { ...layout, offset: layout.offset - span.first }, result);
     return result;
