@@ -616,7 +616,7 @@ const GENERATORS: Readonly<Record<CaseClass, Generator>> = {
     const inShape = inputShape(b);
     if (variant === 0) {
       const value = r() < 0.03 ? HUGE_SPARSE : pick(r, [
-        ...forgeries(b).filter((v) => v !== undefined),
+        ...forgeries(b).filter((v) => v !== undefined && v !== null), // null = not given
         new Float32Array(numel(inShape)),
       ]);
       return {

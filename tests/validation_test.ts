@@ -357,3 +357,20 @@ Deno.test("N = 0 gives an empty result of shape inputSize", async () => {
     assert.equal((await result.toFloat32Array()).length, 0);
   }
 });
+
+Deno.test("cpu: a result too large for the host is refused before allocation, naming the op", () => {
+  using device = Device.open({ backend: "cpu" });
+  using grad = device.zeros([1, 1, 1]);
+  assert.throws(
+    () => upsampleNearestExact1dBackward(grad, { outputSize: [1], inputSize: [1, 1, 2 ** 33] }),
+    /^RangeError: upsampleNearestExact1dBackward: inputSize \[1, 1, 8589934592\] needs 8589934592 elements; the CPU backend holds at most 4294967295/,
+  );
+  // null means "not given", like undefined, for every optional option.
+  using out = upsampleNearestExact1dBackward(grad, {
+    outputSize: [1],
+    inputSize: [1, 1, 1],
+    out: null as never,
+    scales: null as never,
+  });
+  assert.deepEqual(out.shape, [1, 1, 1]);
+});

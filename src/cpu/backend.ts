@@ -7,6 +7,7 @@
  */
 
 import type { Backend, StorageView, UpsampleCall, UpsampleParams } from "../backend.ts";
+import { OP_RULES } from "../ops/validate.ts";
 import { allocateHost, type DType, type HostArray } from "../tensor/dtype.ts";
 import type { StridedArray } from "./types.ts";
 import {
@@ -59,8 +60,16 @@ export class CpuBackend implements Backend<HostArray> {
     return Promise.resolve(handle.slice(start, start + length));
   }
 
-  /** The CPU backend runs every valid call. */
-  checkSupported(_params: UpsampleParams): void {}
+  /** Rejects results too large for one host typed array, before anything is allocated. */
+  checkSupported(params: UpsampleParams): void {
+    const length = params.inputSize.reduce((a, b) => a * b, 1);
+    if (length > MAX_HOST_ELEMENTS) {
+      throw new RangeError(
+        `${OP_RULES[params.op].name}: inputSize [${params.inputSize.join(", ")}] needs ${length} ` +
+          `elements; the CPU backend holds at most ${MAX_HOST_ELEMENTS} in one tensor`,
+      );
+    }
+  }
 
   /** Runs the op now. */
   launch(call: UpsampleCall<HostArray>): void {

@@ -10,7 +10,7 @@ import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tens
 import { checkOpSupported, launchAclnn, type LaunchTarget, type NpuBuffer } from "./aclnn_call.ts";
 import { loadCann } from "./loader.ts";
 import { CannRuntime } from "./runtime.ts";
-import { LibraryLoadError } from "./status.ts";
+import { AclError, LibraryLoadError } from "./status.ts";
 import { MALLOC_HUGE_FIRST, MEMCPY_KIND, OPT_DETERMINISTIC } from "./symbols.ts";
 
 export type { NpuBuffer } from "./aclnn_call.ts";
@@ -184,8 +184,8 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     if (call.inputSize[0] * call.inputSize[1] === 0) return; // empty result: nothing to compute
     this.runtime.activate(this.context);
     this.#applyDeterministic(call.deterministic);
-    this.#enqueued++;
     launchAclnn(this, call);
+    this.#enqueued++; // only launches that reached the stream need a sync before their buffers are freed
   }
 
   /** Sets `ACL_OPT_DETERMINISTIC` on the device context when it changes. */
@@ -288,7 +288,15 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   #afterSync(target: number, status: number): void {
     this.#completed = Math.max(this.#completed, target);
     this.#flushDeferred();
-    this.runtime.check(status, "aclrtSynchronizeStream");
+    if (status === 0) return;
+    const error = this.runtime.error(status, "aclrtSynchronizeStream");
+    if (error.detail !== "") throw error;
+    // The runtime keeps its message on the thread that failed: the worker that waited.
+    throw new AclError(
+      status,
+      "aclrtSynchronizeStream",
+      "queued work failed (the runtime's message stays on the worker thread that waited)",
+    );
   }
 
   #flushDeferred(): void {

@@ -213,7 +213,7 @@ export function resolveUpsample(
   }
 
   let out: Tensor | null = null;
-  if (opts.out !== undefined) {
+  if (opts.out !== undefined && opts.out !== null) {
     if (!isTensor(opts.out)) {
       fail(TypeError, `out must be a Tensor, got ${show(opts.out)}`);
     }
