@@ -1,0 +1,178 @@
+/**
+ * `deno task bench:overhead`: per-call overhead of this library on the emulated NPU against a C program
+ * (`bench/build/overhead`, from `overhead.c`) making the identical call sequence to the same emulated
+ * libraries, for the tiny case of each op. C and Deno runs alternate (3 rounds); each number is the
+ * best round's median of 5 runs of N calls, in microseconds per call (on a shared 2-core machine,
+ * other processes only ever add time, mostly to the thread hand-offs: the best round is the signal).
+ *
+ * Sync is compared like for like: the library's `await device.synchronize()` runs
+ * `aclrtSynchronizeStream` on a worker thread (C "worker": a helper thread + condvar); "blocking" calls
+ * it on the calling thread in both languages; "enqueue" syncs once after the loop.
+ *
+ * @module
+ */
+
+import type { Device } from "../mod.ts";
+import { openEmulatedNpu } from "./emu.ts";
+import {
+  OPS,
+  PIECE_VARIANTS,
+  PUBLIC_VARIANTS,
+  type TinyProblem,
+  tinyProblem,
+  type Variant,
+} from "./overhead_calls.ts";
+import { markdownTable, median } from "./stats.ts";
+
+const ITERATIONS = 10_000;
+const ROUNDS = 3;
+const C_DRIVER = new URL("./build/overhead", import.meta.url).pathname;
+/** The issue's target: Deno-driven / C-driven <= 1.5x. */
+const TARGET = 1.5;
+
+type Samples = Map<string, number[]>;
+
+function record(samples: Samples, key: string, us: number): void {
+  samples.set(key, [...samples.get(key) ?? [], us]);
+}
+
+async function runC(samples: Samples): Promise<void> {
+  const output = await new Deno.Command(C_DRIVER, { args: [String(ITERATIONS)], stderr: "inherit" })
+    .output();
+  if (!output.success) throw new Error(`${C_DRIVER} failed`);
+  for (const line of new TextDecoder().decode(output.stdout).trim().split("\n")) {
+    const row = JSON.parse(line) as { op: string; variant: string; us: number };
+    record(samples, `c/${row.op}/${row.variant}`, row.us);
+  }
+}
+
+async function timeVariant(variant: Variant, p: TinyProblem): Promise<number> {
+  const { call, end } = variant.make(p);
+  for (let i = 0; i < ITERATIONS / 4; i++) {
+    const pending = call();
+    if (pending) await pending;
+  }
+  await end();
+  const runs: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const start = performance.now();
+    for (let i = 0; i < ITERATIONS; i++) {
+      const pending = call();
+      if (pending) await pending;
+    }
+    await end();
+    runs.push(((performance.now() - start) * 1000) / ITERATIONS);
+  }
+  return median(runs);
+}
+
+async function runDeno(device: Device, samples: Samples): Promise<void> {
+  for (const op of OPS) {
+    const p = tinyProblem(device, op);
+    try {
+      for (const variant of [...PUBLIC_VARIANTS, ...PIECE_VARIANTS]) {
+        record(samples, `deno/${op}/${variant.name}`, await timeVariant(variant, p));
+      }
+    } finally {
+      p.grad.dispose();
+      p.out.dispose();
+    }
+  }
+}
+
+function us(samples: Samples, key: string): number {
+  return Math.min(...samples.get(key) ?? [NaN]);
+}
+
+/** The comparisons the verdicts are about: [label, Deno variant, C variant]. */
+const VERDICTS: ReadonlyArray<readonly [string, string, string]> = [
+  ["op + sync per call, same sync on both sides (blocking / blocking)", "blocking", "blocking"],
+  ["op + sync per call, public API vs C helper-thread sync (worker / worker)", "public", "worker"],
+  ["op + sync per call, public API vs plain C (public / blocking)", "public", "blocking"],
+  ["launch only, sync once after the loop (enqueue / enqueue)", "enqueue", "enqueue"],
+];
+
+function comparisonTable(samples: Samples): { table: string; verdicts: string[] } {
+  const rows: string[][] = [["op", "Deno variant", "Deno µs", "C variant", "C µs", "Deno / C"]];
+  for (const op of OPS) {
+    for (const [, deno, c] of VERDICTS) {
+      const d = us(samples, `deno/${op}/${deno}`);
+      const base = us(samples, `c/${op}/${c}`);
+      rows.push([op, deno, d.toFixed(2), c, base.toFixed(2), `${(d / base).toFixed(2)}x`]);
+    }
+  }
+  const verdicts = VERDICTS.map(([label, deno, c]) => {
+    const worst = Math.max(
+      ...OPS.map((op) => us(samples, `deno/${op}/${deno}`) / us(samples, `c/${op}/${c}`)),
+    );
+    return `Deno / C <= ${TARGET}x, ${label}: ${worst <= TARGET ? "PASS" : "FAIL"} (worst op ${
+      worst.toFixed(2)
+    }x)`;
+  });
+  return { table: markdownTable(rows), verdicts };
+}
+
+const PIECE_ROWS: ReadonlyArray<readonly [string, string]> = [
+  ["C: enqueue only", "c/enqueue"],
+  ["Deno raw FFI, prebuilt args: enqueue only", "deno/raw FFI enqueue"],
+  ["Deno launchAclnn (no validation): enqueue only", "deno/launchAclnn enqueue"],
+  ["Deno public op(out): enqueue only", "deno/enqueue"],
+  ["Deno resolveUpsample (validation) alone", "deno/validate"],
+  ["C: + blocking sync", "c/blocking"],
+  ["Deno raw FFI: + blocking sync", "deno/raw FFI"],
+  ["Deno launchAclnn: + blocking sync", "deno/launchAclnn"],
+  ["Deno public op(out): + blocking sync", "deno/blocking"],
+  ["C: + sync on a helper thread", "c/worker"],
+  ["Deno public op(out): + await device.synchronize()", "deno/public"],
+];
+
+function piecesTable(samples: Samples): string {
+  const rows: string[][] = [["µs per call", ...OPS]];
+  for (const [label, key] of PIECE_ROWS) {
+    const [side, variant] = key.split("/");
+    rows.push([label, ...OPS.map((op) => us(samples, `${side}/${op}/${variant}`).toFixed(2))]);
+  }
+  return markdownTable(rows);
+}
+
+async function main(): Promise<void> {
+  const device = openEmulatedNpu();
+  if (typeof device === "string") {
+    console.log(`bench:overhead: ${device}`);
+    Deno.exit(1);
+  }
+  try {
+    await Deno.stat(C_DRIVER);
+  } catch {
+    console.log(`bench:overhead: ${C_DRIVER} is missing; run \`make -s -C bench\` first`);
+    Deno.exit(1);
+  }
+  const samples: Samples = new Map();
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      await runC(samples);
+      await runDeno(device, samples);
+      console.error(`  round ${round + 1}/${ROUNDS} done`);
+    }
+  } finally {
+    device.close();
+  }
+  console.log(
+    `per-call overhead, tiny float32 case, emulated NPU (native/build), ${ITERATIONS} calls x 5 ` +
+      `runs (median) x ${ROUNDS} alternating rounds (best); µs per call:\n`,
+  );
+  const { table, verdicts } = comparisonTable(samples);
+  console.log(table);
+  for (const v of PUBLIC_VARIANTS) console.log(`  ${v.name}: ${v.what}`);
+  console.log(`  C worker: aclrtSynchronizeStream on a helper thread, waited for with a condvar`);
+  console.log(`\nwhere the time goes (µs per call):\n`);
+  console.log(piecesTable(samples));
+  console.log(
+    `  raw FFI: the same FFI calls made straight from Deno with the library's symbol tables and ` +
+      `every argument prebuilt; launchAclnn: src/ffi/aclnn_call.ts on a prebuilt call (no ` +
+      `validation, no backend bookkeeping)\n`,
+  );
+  for (const line of verdicts) console.log(line);
+}
+
+if (import.meta.main) await main();

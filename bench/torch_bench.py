@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""PyTorch side of `deno task bench:compare` (driven by bench/compare.ts over stdin/stdout).
+
+One JSON object per line in each direction. The first line written is a hello:
+  {"ok": true, "torch": "1.13.1", "threads": 1, "cpu": "<model name>"}
+  or {"ok": false, "reason": "...", "cpu": "<model name>"} (then exit 0).
+Requests:
+  {"cmd": "setup", "case": {...}, "dtype": "float32"}  -> {"ok": true} | {"ok": false, "reason": ...}
+  {"cmd": "run", "calls": k}                            -> {"ok": true, "ms": [per-call ms, ...]}
+  {"cmd": "run", "calls": k, "batch": true}             -> {"ok": true, "ms": [mean ms over k calls]}
+  {"cmd": "quit"}
+Only the aten backward op is timed (explicit output_size, input_size and scales), at one thread; its
+result is dropped inside the timed region, as the Deno side disposes its result.
+"""
+
+import json
+import sys
+import time
+
+
+def reply(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def cpu_model():
+    """The first `model name` of /proc/cpuinfo (Deno cannot read /proc without --allow-all)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def aten_op(name):
+    """The aten overload packet `name` (or its underscore-less / underscored twin)."""
+    import torch
+
+    for candidate in (name, name.lstrip("_"), "_" + name.lstrip("_")):
+        if hasattr(torch.ops.aten, candidate):
+            return getattr(torch.ops.aten, candidate)
+    raise RuntimeError("torch.ops.aten has no " + name)
+
+
+def make_call(case, dtype):
+    import torch
+
+    n, c = case["inputSize"][0], case["inputSize"][1]
+    out_size = list(case["outputSize"])
+    in_size = list(case["inputSize"])
+    gen = torch.Generator().manual_seed(12345)
+    grad = (torch.rand([n, c] + out_size, generator=gen) * 2 - 1).to(getattr(torch, dtype))
+    scales = [s if s > 0 else None for s in case["scales"]]
+    op = case["op"]
+    if op == "nearestExact1d":
+        f = aten_op("_upsample_nearest_exact1d_backward")
+        return lambda: f(grad, out_size, in_size, scales[0])
+    if op == "nearestExact2d":
+        f = aten_op("_upsample_nearest_exact2d_backward")
+        return lambda: f(grad, out_size, in_size, scales[0], scales[1])
+    f = aten_op("upsample_bilinear2d_backward")
+    align = bool(case["alignCorners"])
+    return lambda: f(grad, out_size, in_size, align, scales[0], scales[1])
+
+
+def main():
+    try:
+        import torch
+    except Exception as error:  # noqa: BLE001 - any import failure means "no PyTorch"
+        reply({"ok": False, "reason": "cannot import torch: %s" % error, "cpu": cpu_model()})
+        return
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    reply(
+        {
+            "ok": True,
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "cpu": cpu_model(),
+        }
+    )
+    call = None
+    for line in sys.stdin:
+        request = json.loads(line)
+        cmd = request["cmd"]
+        if cmd == "quit":
+            return
+        if cmd == "setup":
+            call = None
+            try:
+                candidate = make_call(request["case"], request["dtype"])
+                candidate()  # also checks that the dtype is implemented
+                call = candidate
+                reply({"ok": True})
+            except Exception as error:  # noqa: BLE001 - reported to the driver
+                reply({"ok": False, "reason": str(error).split("\n")[0]})
+        elif cmd == "run":
+            if call is None:
+                reply({"ok": False, "reason": "no case set up"})
+                continue
+            calls = int(request["calls"])
+            if request.get("batch"):
+                start = time.perf_counter()
+                for _ in range(calls):
+                    call()
+                reply({"ok": True, "ms": [(time.perf_counter() - start) * 1e3 / calls]})
+            else:
+                times = []
+                for _ in range(calls):
+                    start = time.perf_counter()
+                    call()
+                    times.append((time.perf_counter() - start) * 1e3)
+                reply({"ok": True, "ms": times})
+        else:
+            reply({"ok": False, "reason": "unknown command " + cmd})
+
+
+if __name__ == "__main__":
+    main()

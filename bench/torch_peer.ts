@@ -1,0 +1,122 @@
+/**
+ * Drives `torch_bench.py` (PyTorch at one thread) as a child process, one JSON line per request, so
+ * `compare.ts` can alternate PyTorch and this library call by call.
+ *
+ * @module
+ */
+
+import type { DType } from "../mod.ts";
+import type { BenchCase } from "./cases.ts";
+
+/** The Python interpreter that has Debian's `python3-torch` (override: `BENCH_PYTHON`). */
+export const PYTHON: string = Deno.env.get("BENCH_PYTHON") ?? "/usr/bin/python3";
+const SCRIPT = new URL("./torch_bench.py", import.meta.url).pathname;
+
+interface Reply {
+  ok: boolean;
+  reason?: string;
+  torch?: string;
+  threads?: number;
+  cpu?: string;
+  ms?: number[];
+}
+
+/** What {@link TorchPeer.start} found. */
+export interface PeerStart {
+  /** The running peer, or null without PyTorch. */
+  peer: TorchPeer | null;
+  /** Why there is no peer ("" when there is one). */
+  reason: string;
+  /** CPU model name. */
+  cpu: string;
+}
+
+/** A running `torch_bench.py`. */
+export class TorchPeer {
+  readonly #child: Deno.ChildProcess;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #reader: ReadableStreamDefaultReader<string>;
+  #pending = "";
+  #version = "";
+
+  private constructor(child: Deno.ChildProcess) {
+    this.#child = child;
+    this.#writer = child.stdin.getWriter();
+    this.#reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  }
+
+  /**
+   * Starts PyTorch. `peer` is null when it is not available (no python3, no torch), with `reason`;
+   * `cpu` is the CPU model from `/proc/cpuinfo` (read by Python: Deno needs --allow-all for /proc).
+   */
+  static async start(): Promise<PeerStart> {
+    let child: Deno.ChildProcess;
+    try {
+      child = new Deno.Command(PYTHON, {
+        args: [SCRIPT],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "inherit",
+      }).spawn();
+    } catch (error) {
+      const reason = `cannot run ${PYTHON}: ${(error as Error).message.split("\n")[0]}`;
+      return { peer: null, reason, cpu: "unknown" };
+    }
+    const peer = new TorchPeer(child);
+    const hello = await peer.#read();
+    const cpu = hello.cpu ?? "unknown";
+    if (!hello.ok) {
+      await peer.close();
+      return { peer: null, reason: hello.reason ?? "torch_bench.py failed to start", cpu };
+    }
+    peer.#version = `${hello.torch}, ${hello.threads} thread(s)`;
+    return { peer, reason: "", cpu };
+  }
+
+  /** PyTorch's version and thread count, e.g. `1.13.0a0, 1 thread(s)`. */
+  get version(): string {
+    return this.#version;
+  }
+
+  /** Prepares a case; returns null when ready, else PyTorch's reason (e.g. no float16 kernel). */
+  async setup(c: BenchCase, dtype: DType): Promise<string | null> {
+    const reply = await this.#request({ cmd: "setup", case: c, dtype });
+    return reply.ok ? null : reply.reason ?? "setup failed";
+  }
+
+  /** Runs `calls` calls: per-call ms, or one mean when `batch`. */
+  async run(calls: number, batch = false): Promise<number[]> {
+    const reply = await this.#request({ cmd: "run", calls, batch });
+    if (!reply.ok || !reply.ms) throw new Error(`torch_bench.py: ${reply.reason}`);
+    return reply.ms;
+  }
+
+  /** Stops the child. */
+  async close(): Promise<void> {
+    try {
+      await this.#writer.write(new TextEncoder().encode(`{"cmd":"quit"}\n`));
+      await this.#writer.close();
+    } catch {
+      // already gone
+    }
+    await this.#reader.cancel().catch(() => {});
+    await this.#child.status;
+  }
+
+  async #request(body: unknown): Promise<Reply> {
+    await this.#writer.write(new TextEncoder().encode(`${JSON.stringify(body)}\n`));
+    return await this.#read();
+  }
+
+  async #read(): Promise<Reply> {
+    while (!this.#pending.includes("\n")) {
+      const { value, done } = await this.#reader.read();
+      if (done) return { ok: false, reason: "torch_bench.py exited" };
+      this.#pending += value;
+    }
+    const end = this.#pending.indexOf("\n");
+    const line = this.#pending.slice(0, end);
+    this.#pending = this.#pending.slice(end + 1);
+    return JSON.parse(line) as Reply;
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * `deno task bench`: every op x dtype of the shape suite (`cases.ts`) on the CPU backend (baseline) and
+ * on the emulated NPU (`native/build/`), one `deno bench` group per case and dtype.
+ *
+ * Measured per iteration: the op through the public API (validation, result allocation, launch),
+ * `await device.synchronize()` (the NPU backend waits for its stream on a worker thread) and
+ * `dispose()` of the result. Building the input tensor is outside the measured region.
+ *
+ * @module
+ */
+
+import { Device, type DType, type Tensor } from "../mod.ts";
+import { BENCH_DTYPES, type BenchCase, CASES, gradShape, makeGrad, runCase } from "./cases.ts";
+import { openEmulatedNpu } from "./emu.ts";
+
+/** Iterations of the large cases (tens of ms each): enough for a stable mean, a few minutes in all. */
+const LARGE = { n: 15, warmup: 3 } as const;
+
+const cpu = Device.open({ backend: "cpu" });
+const npuOrReason = openEmulatedNpu();
+const npu = typeof npuOrReason === "string" ? null : npuOrReason;
+if (npu === null) console.warn(`upsample_bench: ${npuOrReason}; NPU benches are ignored`);
+
+/** The gradient tensor in use per device; replaced (and the old one disposed) when the case changes. */
+const current = new Map<Device, { key: string; grad: Tensor }>();
+
+function gradFor(device: Device, c: BenchCase, dtype: DType): Tensor {
+  const key = `${c.id}/${dtype}`;
+  const have = current.get(device);
+  if (have?.key === key) return have.grad;
+  have?.grad.dispose();
+  const grad = makeGrad(device, c, dtype);
+  current.set(device, { key, grad });
+  return grad;
+}
+
+function register(c: BenchCase, dtype: DType, label: string, device: Device | null): void {
+  Deno.bench({
+    name: label,
+    group: `${c.label} [${gradShape(c).join(",")}] ${dtype}`,
+    baseline: label === "cpu",
+    ignore: device === null,
+    ...(c.large ? LARGE : {}),
+    async fn(b: Deno.BenchContext): Promise<void> {
+      const d = device as Device;
+      const grad = gradFor(d, c, dtype);
+      b.start();
+      const result = runCase(grad, c);
+      await d.synchronize();
+      result.dispose();
+      b.end();
+    },
+  });
+}
+
+for (const c of CASES) {
+  for (const dtype of BENCH_DTYPES) {
+    register(c, dtype, "cpu", cpu);
+    register(c, dtype, "npu-emulated", npu);
+  }
+}
