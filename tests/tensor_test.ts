@@ -130,3 +130,21 @@ Deno.test("Device.open: options are checked", () => {
   assert.equal(cpu.deterministic, true);
   assert.equal(cpu.name, "cpu (TypeScript)");
 });
+
+for (const backend of BACKENDS) {
+  Deno.test(`storage reuse on ${backend.label}: freed memory never leaks into live tensors`, async () => {
+    using device = backend.open();
+    const a = device.tensor([1, 2, 3, 4], [4]);
+    a.dispose();
+    using zeros = device.zeros([4]);
+    assert.deepEqual([...await zeros.toFloat32Array()], [0, 0, 0, 0]);
+    const b = device.tensor([5, 6, 7, 8], [4]);
+    using view = b.slice(0, 1, 3);
+    b.dispose(); // the view keeps the storage: it must not be handed out again
+    using c = device.tensor([9, 9, 9, 9], [4]);
+    assert.deepEqual([...await view.toFloat32Array()], [6, 7]);
+    assert.deepEqual([...await c.toFloat32Array()], [9, 9, 9, 9]);
+    using h = device.zeros([4], { dtype: "bfloat16" });
+    assert.deepEqual([...await h.toFloat32Array()], [0, 0, 0, 0]);
+  });
+}

@@ -18,6 +18,8 @@ import {
 
 // Typed arrays past this length cannot be allocated by V8; checked before allocating.
 const MAX_HOST_ELEMENTS = 2 ** 32 - 1;
+const MAX_POOLED_BYTES = 256 * 2 ** 20;
+const MAX_POOLED_PER_SIZE = 4;
 
 /**
  * Runs the three backward ops on host memory.
@@ -37,18 +39,34 @@ export class CpuBackend implements Backend<HostArray> {
   /** Always `"cpu (TypeScript)"`. */
   readonly name = "cpu (TypeScript)";
 
-  /** Allocates a zeroed host array. */
+  // Freed arrays kept for reuse, by dtype and length: a training loop allocates the same shapes
+  // every step, and a fresh typed array costs a zero-fill plus page faults.
+  #pool = new Map<string, HostArray[]>();
+  #pooledBytes = 0;
+
+  /** Allocates a host array (reused from a freed one of the same dtype and length when possible). */
   allocate(dtype: DType, length: number): HostArray {
     if (length > MAX_HOST_ELEMENTS) {
       throw new RangeError(
         `the CPU backend cannot hold ${length} elements in one tensor (limit ${MAX_HOST_ELEMENTS})`,
       );
     }
-    return allocateHost(dtype, length);
+    const reused = this.#pool.get(poolKey(dtype === "float32", length))?.pop();
+    if (reused === undefined) return allocateHost(dtype, length);
+    this.#pooledBytes -= reused.byteLength;
+    return reused;
   }
 
-  /** Nothing to do: the garbage collector reclaims host arrays. */
-  free(_handle: HostArray): void {}
+  /** Keeps the array for reuse, up to a bounded amount of memory; the GC reclaims the rest. */
+  free(handle: HostArray): void {
+    if (handle.length === 0 || this.#pooledBytes + handle.byteLength > MAX_POOLED_BYTES) return;
+    const key = poolKey(handle instanceof Float32Array, handle.length);
+    const list = this.#pool.get(key);
+    if (list === undefined) this.#pool.set(key, [handle]);
+    else if (list.length < MAX_POOLED_PER_SIZE) list.push(handle);
+    else return;
+    this.#pooledBytes += handle.byteLength;
+  }
 
   /** Copies encoded host data in. */
   upload(handle: HostArray, data: HostArray): void {
@@ -93,8 +111,16 @@ export class CpuBackend implements Backend<HostArray> {
     return Promise.resolve();
   }
 
-  /** Nothing to release. */
-  close(): void {}
+  /** Drops the pool. */
+  close(): void {
+    this.#pool.clear();
+    this.#pooledBytes = 0;
+  }
+}
+
+// float16 and bfloat16 storages are both Uint16Array bit patterns, so they share a pool.
+function poolKey(float32: boolean, length: number): string {
+  return `${float32 ? 32 : 16}:${length}`;
 }
 
 function strided(view: StorageView<HostArray>): StridedArray {

@@ -32,7 +32,7 @@ function accumulateRow(
   accBase: number,
   src: Float32Array,
   base: number,
-  starts: Int32Array,
+  index: Int32Array,
   inW: number,
   factor: number,
   first: boolean,
@@ -54,15 +54,10 @@ function accumulateRow(
       for (let iw = 0; iw < inW; iw++) acc[accBase + iw] = acc[accBase + iw] + src[base + iw];
     }
   } else {
+    // A row scatter in ow order: each cell still receives its gradients in ascending ow order.
     if (first) acc.fill(0, accBase, accBase + inW);
-    for (let iw = 0, ow = starts[0]; iw < inW; iw++) {
-      const hi = starts[iw + 1];
-      if (ow < hi) {
-        let a = acc[accBase + iw];
-        for (; ow < hi; ow++) a = Math.fround(a + src[base + ow]);
-        acc[accBase + iw] = a;
-      }
-    }
+    const outW = index.length;
+    for (let ow = 0; ow < outW; ow++) acc[accBase + index[ow]] += src[base + ow];
   }
 }
 
@@ -93,6 +88,8 @@ interface Plan {
   outW: number;
   hStarts: Int32Array;
   wStarts: Int32Array;
+  /** Forward index table of the width: output column -> input column. */
+  wIndex: Int32Array;
   /** Strides of gradOutput and out as [n, c, h, w]. */
   gs: readonly number[];
   os: readonly number[];
@@ -138,7 +135,7 @@ function gatherChannelsLast(plan: Plan): void {
 }
 
 function gather(plan: Plan): void {
-  const { grad, out, n, c, inH, inW, outW, hStarts, wStarts, gs, os } = plan;
+  const { grad, out, n, c, inH, inW, outW, hStarts, wStarts, wIndex, gs, os } = plan;
   if (n === 0 || c === 0) return;
   if (c >= CHANNELS_LAST_MIN && gs[1] === 1 && gs[3] === c) return gatherChannelsLast(plan);
   const reader = new RowReader(grad, outW, 0);
@@ -170,12 +167,20 @@ function gather(plan: Plan): void {
         }
         for (let oh = lo; oh < hi; oh++) {
           const src = reader.row(gPlane + oh * gs[2]);
-          accumulateRow(acc, accBase, src, reader.base, wStarts, inW, factor, oh === lo);
+          accumulateRow(acc, accBase, src, reader.base, wIndex, inW, factor, oh === lo);
         }
         if (writer !== undefined) writer.write(oRow, acc, 0);
       }
     }
   }
+}
+
+function widthTables(inW: number, outW: number, scale: number): {
+  wStarts: Int32Array;
+  wIndex: Int32Array;
+} {
+  const wIndex = nearestExactIndexTable(inW, outW, scale);
+  return { wStarts: rangeStarts(wIndex, inW), wIndex };
 }
 
 function checkArgs(args: UpsampleBackwardArgs, spatial: number): void {
@@ -227,7 +232,7 @@ export function nearestExact1dBackwardCpu(args: UpsampleBackwardArgs): void {
     inW,
     outW,
     hStarts: Int32Array.of(0, 1),
-    wStarts: rangeStarts(nearestExactIndexTable(inW, outW, scales[0]), inW),
+    ...widthTables(inW, outW, scales[0]),
     gs: [gs[0], gs[1], 0, gs[2]],
     os: [os[0], os[1], 0, os[2]],
   });
@@ -266,7 +271,7 @@ export function nearestExact2dBackwardCpu(args: UpsampleBackwardArgs): void {
     inW,
     outW,
     hStarts: rangeStarts(nearestExactIndexTable(inH, outH, scales[0]), inH),
-    wStarts: rangeStarts(nearestExactIndexTable(inW, outW, scales[1]), inW),
+    ...widthTables(inW, outW, scales[1]),
     gs: gradOutput.strides,
     os: out.strides,
   });

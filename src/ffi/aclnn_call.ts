@@ -36,16 +36,38 @@ const PHASE1_NAMES: Readonly<Record<UpsampleOp, string>> = {
   bilinear2d: "aclnnUpsampleBilinear2dBackward",
 };
 
-/** The API name an op is launched through: V2 for bilinear when the library has it. */
-export function opApiName(libs: CannLibraries, op: UpsampleOp): string {
-  const base = PHASE1_NAMES[op];
-  if (op === "bilinear2d" && hasV2(libs)) return `${base}V2`;
-  return base;
+type AclnnFn = (...args: unknown[]) => number;
+
+/** The two entry points of an op in the loaded library (null when absent). */
+interface OpSymbols {
+  /** Phase-2 API name, e.g. `aclnnUpsampleBilinear2dBackwardV2`. */
+  readonly name: string;
+  readonly phase1: AclnnFn | null;
+  readonly phase2: AclnnFn | null;
 }
 
-function hasV2(libs: CannLibraries): boolean {
-  return libs.opapi.aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSize !== null &&
-    libs.opapi.aclnnUpsampleBilinear2dBackwardV2 !== null;
+// Resolved once per library and op: building the names per call costs more than the FFI call.
+const resolved = new WeakMap<CannLibraries, Map<UpsampleOp, OpSymbols>>();
+
+function opSymbols(libs: CannLibraries, op: UpsampleOp): OpSymbols {
+  let perLib = resolved.get(libs);
+  if (perLib === undefined) resolved.set(libs, perLib = new Map());
+  let symbols = perLib.get(op);
+  if (symbols === undefined) {
+    const ops = libs.opapi as unknown as Record<string, AclnnFn | null>;
+    const v2 = `${PHASE1_NAMES[op]}V2`;
+    const name = op === "bilinear2d" && ops[`${v2}GetWorkspaceSize`] && ops[v2]
+      ? v2
+      : PHASE1_NAMES[op];
+    symbols = { name, phase1: ops[`${name}GetWorkspaceSize`] ?? null, phase2: ops[name] ?? null };
+    perLib.set(op, symbols);
+  }
+  return symbols;
+}
+
+/** The API name an op is launched through: V2 for bilinear when the library has it. */
+export function opApiName(libs: CannLibraries, op: UpsampleOp): string {
+  return opSymbols(libs, op).name;
 }
 
 /**
@@ -59,13 +81,9 @@ function hasV2(libs: CannLibraries): boolean {
  * ```
  */
 export function checkOpSupported(libs: CannLibraries, params: UpsampleParams): void {
-  const name = opApiName(libs, params.op);
-  const ops = libs.opapi as Record<string, unknown>;
-  for (const symbol of [`${name}GetWorkspaceSize`, name]) {
-    if (ops[symbol] === null || ops[symbol] === undefined) {
-      throw new MissingSymbolError(symbol, libs.opapiPath);
-    }
-  }
+  const { name, phase1, phase2 } = opSymbols(libs, params.op);
+  if (phase1 === null) throw new MissingSymbolError(`${name}GetWorkspaceSize`, libs.opapiPath);
+  if (phase2 === null) throw new MissingSymbolError(name, libs.opapiPath);
   if (params.op !== "bilinear2d" || name.endsWith("V2")) return;
   if (params.dtype === "bfloat16") {
     throw new TypeError(
@@ -136,23 +154,19 @@ function createIntArray(libs: CannLibraries, values: readonly number[]): bigint 
 export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>): void {
   const { runtime, stream } = target;
   const { libs } = runtime;
-  const name = opApiName(libs, call.op);
-  const ops = libs.opapi as unknown as Record<string, (...args: unknown[]) => number>;
-  const phase1 = ops[`${name}GetWorkspaceSize`];
-  const phase2 = ops[name];
-  const handles: Array<[bigint, (h: bigint) => number]> = [];
-  const destroyTensor = (h: bigint): number => libs.nnopbase.aclDestroyTensor(h);
-  const destroyArray = (h: bigint): number => libs.nnopbase.aclDestroyIntArray(h);
+  const { name, phase1, phase2 } = opSymbols(libs, call.op) as {
+    name: string;
+    phase1: AclnnFn;
+    phase2: AclnnFn;
+  }; // checked by checkOpSupported before anything was allocated
+  const { nnopbase } = libs;
+  let grad = 0n, out = 0n, outputSize = 0n, inputSize = 0n;
   try {
-    const grad = createTensor(libs, call.gradOutput);
-    if (grad !== 0n) handles.push([grad, destroyTensor]);
-    const out = createTensor(libs, call.out);
-    if (out !== 0n) handles.push([out, destroyTensor]);
-    const outputSize = createIntArray(libs, call.outputSize);
-    if (outputSize !== 0n) handles.push([outputSize, destroyArray]);
-    const inputSize = createIntArray(libs, call.inputSize);
-    if (inputSize !== 0n) handles.push([inputSize, destroyArray]);
-    if (handles.length < 4) {
+    grad = createTensor(libs, call.gradOutput);
+    out = createTensor(libs, call.out);
+    outputSize = createIntArray(libs, call.outputSize);
+    inputSize = createIntArray(libs, call.inputSize);
+    if (grad === 0n || out === 0n || outputSize === 0n || inputSize === 0n) {
       throw runtime.error(561000, "aclCreateTensor/aclCreateIntArray");
     }
     const wsOut = runtime.out64;
@@ -182,12 +196,15 @@ export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>)
       if (workspaceSize > 0n) workspace = target.workspace(workspaceSize);
     } catch (error) {
       // Phase 2 will not run: free the executor through the documented repeatable path.
-      libs.nnopbase.aclSetAclOpExecutorRepeatable(executor);
-      libs.nnopbase.aclDestroyAclOpExecutor(executor);
+      nnopbase.aclSetAclOpExecutorRepeatable(executor);
+      nnopbase.aclDestroyAclOpExecutor(executor);
       throw error;
     }
     runtime.check(phase2(workspace, workspaceSize, executor, stream), name);
   } finally {
-    for (const [handle, destroy] of handles) destroy(handle);
+    if (grad !== 0n) nnopbase.aclDestroyTensor(grad);
+    if (out !== 0n) nnopbase.aclDestroyTensor(out);
+    if (outputSize !== 0n) nnopbase.aclDestroyIntArray(outputSize);
+    if (inputSize !== 0n) nnopbase.aclDestroyIntArray(inputSize);
   }
 }
