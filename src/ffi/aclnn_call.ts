@@ -38,15 +38,15 @@ const PHASE1_NAMES: Readonly<Record<UpsampleOp, string>> = {
 
 type AclnnFn = (...args: unknown[]) => number;
 
-/** The two entry points of an op in the loaded library (null when absent). */
+/** The two entry points of an op (symbol names; the functions are looked up in the table). */
 interface OpSymbols {
   /** Phase-2 API name, e.g. `aclnnUpsampleBilinear2dBackwardV2`. */
   readonly name: string;
-  readonly phase1: AclnnFn | null;
-  readonly phase2: AclnnFn | null;
+  /** Phase-1 API name (`...GetWorkspaceSize`). */
+  readonly phase1Name: string;
 }
 
-// Resolved once per library and op: building the names per call costs more than the FFI call.
+// Names resolved once per library and op: building them per call makes V8 deoptimize the keyed loads.
 const resolved = new WeakMap<CannLibraries, Map<UpsampleOp, OpSymbols>>();
 
 function opSymbols(libs: CannLibraries, op: UpsampleOp): OpSymbols {
@@ -59,10 +59,14 @@ function opSymbols(libs: CannLibraries, op: UpsampleOp): OpSymbols {
     const name = op === "bilinear2d" && ops[`${v2}GetWorkspaceSize`] && ops[v2]
       ? v2
       : PHASE1_NAMES[op];
-    symbols = { name, phase1: ops[`${name}GetWorkspaceSize`] ?? null, phase2: ops[name] ?? null };
+    symbols = { name, phase1Name: `${name}GetWorkspaceSize` };
     perLib.set(op, symbols);
   }
   return symbols;
+}
+
+function opFunction(libs: CannLibraries, symbol: string): AclnnFn | null {
+  return (libs.opapi as unknown as Record<string, AclnnFn | null>)[symbol] ?? null;
 }
 
 /** The API name an op is launched through: V2 for bilinear when the library has it. */
@@ -81,9 +85,10 @@ export function opApiName(libs: CannLibraries, op: UpsampleOp): string {
  * ```
  */
 export function checkOpSupported(libs: CannLibraries, params: UpsampleParams): void {
-  const { name, phase1, phase2 } = opSymbols(libs, params.op);
-  if (phase1 === null) throw new MissingSymbolError(`${name}GetWorkspaceSize`, libs.opapiPath);
-  if (phase2 === null) throw new MissingSymbolError(name, libs.opapiPath);
+  const { name, phase1Name } = opSymbols(libs, params.op);
+  for (const symbol of [phase1Name, name]) {
+    if (opFunction(libs, symbol) === null) throw new MissingSymbolError(symbol, libs.opapiPath);
+  }
   if (params.op !== "bilinear2d" || name.endsWith("V2")) return;
   if (params.dtype === "bfloat16") {
     throw new TypeError(
@@ -154,11 +159,10 @@ function createIntArray(libs: CannLibraries, values: readonly number[]): bigint 
 export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>): void {
   const { runtime, stream } = target;
   const { libs } = runtime;
-  const { name, phase1, phase2 } = opSymbols(libs, call.op) as {
-    name: string;
-    phase1: AclnnFn;
-    phase2: AclnnFn;
-  }; // checked by checkOpSupported before anything was allocated
+  const { name, phase1Name } = opSymbols(libs, call.op);
+  // Both exist: checkOpSupported ran before anything was allocated.
+  const phase1 = opFunction(libs, phase1Name)!;
+  const phase2 = opFunction(libs, name)!;
   const { nnopbase } = libs;
   let grad = 0n, out = 0n, outputSize = 0n, inputSize = 0n;
   try {
@@ -188,7 +192,7 @@ export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>)
       : call.op === "nearestExact2d"
       ? phase1(grad, outputSize, inputSize, call.scales[0], call.scales[1], out, wsOut, exOut)
       : phase1(grad, outputSize, inputSize, call.scales[0], out, wsOut, exOut);
-    runtime.check(status, `${name}GetWorkspaceSize`);
+    runtime.check(status, phase1Name);
     const executor = exOut[0];
     const workspaceSize = wsOut[0];
     let workspace = 0n;
