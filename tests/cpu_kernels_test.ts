@@ -13,20 +13,9 @@ import {
 } from "../src/cpu/mod.ts";
 import { decodeInto, type DType, DTYPES, encodeInto } from "../src/tensor/dtype.ts";
 import { referenceBilinear2dBackward, referenceNearestExactBackward } from "./reference.ts";
+import { rng as prng } from "./helpers.ts";
 
 // ---------------------------------------------------------------- helpers
-
-/** mulberry32: a small seeded PRNG in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Layout =
   | "contiguous"

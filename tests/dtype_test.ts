@@ -14,17 +14,7 @@ import {
   isDType,
   roundToDType,
 } from "../src/tensor/dtype.ts";
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng as prng } from "./helpers.ts";
 
 /** Independent decoders: the engine's Float16Array, and float32 bits << 16. */
 function f16Oracle(bits: number): number {
