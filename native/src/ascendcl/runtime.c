@@ -227,17 +227,21 @@ static int check_opt(const char *api, aclSysParamOpt opt)
     return 0;
 }
 
-/* Context-scope options: `value` is read (get) or written (set) under the runtime lock. */
-static aclError ctx_opt(const char *api, aclSysParamOpt opt, int64_t *value, int set)
+/* The checks shared by the four option calls: ACL initialised, a value slot, a known option. */
+static aclError opt_args(const char *api, aclSysParamOpt opt, const int64_t *value)
 {
     int rc = emu_require_init(api);
     if (rc == 0 && value == NULL) {
         aclemu_set_error("%s: value is NULL", api);
         rc = ACL_ERROR_INVALID_PARAM;
     }
-    if (rc == 0) {
-        rc = check_opt(api, opt);
-    }
+    return rc == 0 ? check_opt(api, opt) : rc;
+}
+
+/* Context-scope options: `value` is read (get) or written (set) under the runtime lock. */
+static aclError ctx_opt(const char *api, aclSysParamOpt opt, int64_t *value, int set)
+{
+    int rc = opt_args(api, opt, value);
     if (rc != 0) {
         return rc;
     }
@@ -271,14 +275,7 @@ aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
 
 static aclError process_opt(const char *api, aclSysParamOpt opt, int64_t *value, int set)
 {
-    int rc = emu_require_init(api);
-    if (rc == 0 && value == NULL) {
-        aclemu_set_error("%s: value is NULL", api);
-        rc = ACL_ERROR_INVALID_PARAM;
-    }
-    if (rc == 0) {
-        rc = check_opt(api, opt);
-    }
+    int rc = opt_args(api, opt, value);
     if (rc != 0) {
         return rc;
     }
