@@ -4,7 +4,7 @@
  * on the device and `out` preallocated, so each call is exactly the C driver's sequence
  * (`overhead.c`): 2 tensors, 2 int arrays, phase 1, phase 2, sync, 4 destroys.
  *
- * The internals used here (`Tensor.internals`, `launchAclnn`, the symbol tables) are read-only probes
+ * The internals used here (`tensorInternals`, `launchAclnn`, the symbol tables) are read-only probes
  * of where the time goes; `PUBLIC_VARIANTS` call the library through its public API only (plus a
  * blocking sync of the stream in `blocking`).
  *
@@ -21,7 +21,7 @@ import {
 import type { UpsampleCall, UpsampleOp } from "../src/backend.ts";
 import { launchAclnn, type NpuBuffer } from "../src/ffi/aclnn_call.ts";
 import { resolveUpsample } from "../src/ops/validate.ts";
-import { Tensor as TensorClass } from "../src/tensor/tensor.ts";
+import { tensorInternals } from "../src/tensor/tensor.ts";
 import { blockingSync, npuBackendOf, streamOf } from "./npu_probe.ts";
 import { RawSequence } from "./raw_ffi.ts";
 
@@ -178,7 +178,7 @@ export const PIECE_VARIANTS: readonly Variant[] = [
 
 function prebuiltCall(p: TinyProblem): UpsampleCall<NpuBuffer> {
   const view = (t: Tensor): UpsampleCall<NpuBuffer>["out"] => {
-    const { storage, layout } = TensorClass.internals(t);
+    const { storage, layout } = tensorInternals(t);
     return {
       handle: storage.handle as NpuBuffer,
       dtype: storage.dtype,

@@ -9,7 +9,7 @@
 import type { Tensor } from "../mod.ts";
 import type { NpuBuffer } from "../src/ffi/aclnn_call.ts";
 import { ACL_SYMBOLS, NNOPBASE_SYMBOLS, OPAPI_SYMBOLS } from "../src/ffi/symbols.ts";
-import { Tensor as TensorClass } from "../src/tensor/tensor.ts";
+import { tensorInternals } from "../src/tensor/tensor.ts";
 import { EMU_DIR } from "./emu.ts";
 import { streamOf } from "./npu_probe.ts";
 import type { TinyProblem } from "./overhead_calls.ts";
@@ -37,7 +37,7 @@ function i64(values: readonly number[]): BigInt64Array {
 }
 
 function address(t: Tensor): bigint {
-  return (TensorClass.internals(t).storage.handle as NpuBuffer).address;
+  return (tensorInternals(t).storage.handle as NpuBuffer).address;
 }
 
 /** One problem's prebuilt FFI sequence. */

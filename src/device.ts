@@ -11,7 +11,7 @@ import { LibraryLoadError } from "./ffi/status.ts";
 import { allocateHost, type DType, DTYPES, encodeInto, isDType } from "./tensor/dtype.ts";
 import { contiguousStrides, numel } from "./tensor/layout.ts";
 import { Storage, type StorageOwner } from "./tensor/storage.ts";
-import { Tensor } from "./tensor/tensor.ts";
+import { createTensor, type Tensor, tensorInternals } from "./tensor/tensor.ts";
 
 /** Options of {@link Device.open}. */
 export interface DeviceOpenOptions {
@@ -189,7 +189,7 @@ export class Device {
     const host = allocateHost(dtype, length);
     encodeInto(dtype, values, host);
     const tensor = this.#allocate(dtype, shape, length);
-    if (length > 0) this.#backend.upload(Tensor.internals(tensor).storage.handle, host);
+    if (length > 0) this.#backend.upload(tensorInternals(tensor).storage.handle, host);
     return tensor;
   }
 
@@ -200,7 +200,7 @@ export class Device {
     const length = checkShape(shape, "zeros");
     const tensor = this.#allocate(dtype, shape, length);
     if (length > 0) {
-      this.#backend.upload(Tensor.internals(tensor).storage.handle, allocateHost(dtype, length));
+      this.#backend.upload(tensorInternals(tensor).storage.handle, allocateHost(dtype, length));
     }
     return tensor;
   }
@@ -229,7 +229,7 @@ export class Device {
     const storage = new Storage(this.#owner, handle, dtype, length);
     this.#storages.add(storage);
     try {
-      return Tensor.create(this, storage, { shape, strides: contiguousStrides(shape), offset: 0 });
+      return createTensor(this, storage, { shape, strides: contiguousStrides(shape), offset: 0 });
     } catch (error) {
       storage.free();
       throw error;

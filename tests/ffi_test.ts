@@ -16,7 +16,7 @@ import {
 import { deviceInternals } from "../src/device.ts";
 import { candidateDirs, loadCannFrom } from "../src/ffi/loader.ts";
 import type { NpuBackend, NpuBuffer } from "../src/ffi/npu_backend.ts";
-import { Tensor as TensorClass } from "../src/tensor/tensor.ts";
+import { tensorInternals } from "../src/tensor/tensor.ts";
 import {
   assertBitEqual,
   assertClose,
@@ -38,7 +38,7 @@ const randomValues = (n: number, seed: number): Float32Array => {
 const npuOf = (device: Device): NpuBackend =>
   deviceInternals(device).backend() as unknown as NpuBackend;
 const addressOf = (tensor: Tensor): bigint =>
-  (TensorClass.internals(tensor).storage.handle as NpuBuffer).address;
+  (tensorInternals(tensor).storage.handle as NpuBuffer).address;
 
 Deno.test("npu: device name, backend and auto selection", () => {
   using device = openNpu();

@@ -6,7 +6,7 @@
 
 import type { StorageView, UpsampleOp } from "../backend.ts";
 import { deviceInternals } from "../device.ts";
-import { Tensor } from "../tensor/tensor.ts";
+import { type Tensor, tensorInternals } from "../tensor/tensor.ts";
 import { resolveUpsample } from "./validate.ts";
 
 /** Options shared by the three ops. */
@@ -148,7 +148,7 @@ function run(op: UpsampleOp, gradOutput: unknown, options: unknown): Tensor {
 }
 
 function storageView(tensor: Tensor): StorageView<unknown> {
-  const { storage, layout } = Tensor.internals(tensor);
+  const { storage, layout } = tensorInternals(tensor);
   return {
     handle: storage.handle,
     dtype: storage.dtype,

@@ -8,7 +8,7 @@
 import type { UpsampleOp } from "../backend.ts";
 import type { Device } from "../device.ts";
 import { storageSpan } from "../tensor/layout.ts";
-import { isTensor, Tensor } from "../tensor/tensor.ts";
+import { isTensor, type Tensor, tensorInternals } from "../tensor/tensor.ts";
 
 /** A call whose arguments passed every check. */
 export interface ResolvedUpsample {
@@ -276,8 +276,8 @@ function sizeList(
 }
 
 function overlaps(a: Tensor, b: Tensor): boolean {
-  const ia = Tensor.internals(a);
-  const ib = Tensor.internals(b);
+  const ia = tensorInternals(a);
+  const ib = tensorInternals(b);
   if (ia.storage !== ib.storage) return false;
   const sa = storageSpan(ia.layout);
   const sb = storageSpan(ib.layout);

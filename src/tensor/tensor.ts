@@ -24,6 +24,8 @@ const finalizer = new FinalizationRegistry<Storage>((storage) => storage.release
 // Set by the class's static block: whether a value really is a Tensor (not just `instanceof`, which an
 // object made with `Object.create(Tensor.prototype)` passes without having a tensor's private fields).
 let hasTensorBrand: (value: object) => boolean;
+// Set by the class's static block: private state for this library's own modules.
+let internalsOf: (tensor: Tensor) => { storage: Storage; layout: Layout };
 
 /**
  * Internal: whether `value` is a tensor made by this module (a brand check, not `instanceof`).
@@ -59,6 +61,7 @@ export class Tensor {
 
   static {
     hasTensorBrand = (value) => #storage in value;
+    internalsOf = (tensor) => ({ storage: tensor.#storage, layout: tensor.#live("use") });
   }
 
   /** Internal: use `device.tensor()`, `device.zeros()` or a view method. */
@@ -181,16 +184,30 @@ export class Tensor {
   #view(layout: Layout): Tensor {
     return new Tensor(CREATE, this.#device, this.#storage, layout);
   }
+}
 
-  /** Internal: creates a tensor over fresh storage (the storage's first reference). */
-  static create(device: Device, storage: Storage, layout: Layout): Tensor {
-    return new Tensor(CREATE, device, storage, layout);
-  }
+/**
+ * Internal (not exported from `mod.ts`): creates a tensor over fresh storage (its first reference).
+ *
+ * @example
+ * ```ts ignore
+ * const tensor = createTensor(device, storage, { shape: [2], strides: [1], offset: 0 });
+ * ```
+ */
+export function createTensor(device: Device, storage: Storage, layout: Layout): Tensor {
+  return new Tensor(CREATE, device, storage, layout);
+}
 
-  /** Internal: the storage and layout of a live tensor. */
-  static internals(tensor: Tensor): { storage: Storage; layout: Layout } {
-    return { storage: tensor.#storage, layout: tensor.#live("use") };
-  }
+/**
+ * Internal (not exported from `mod.ts`): the storage and layout of a live tensor.
+ *
+ * @example
+ * ```ts ignore
+ * const { storage, layout } = tensorInternals(tensor);
+ * ```
+ */
+export function tensorInternals(tensor: Tensor): { storage: Storage; layout: Layout } {
+  return internalsOf(tensor);
 }
 
 function disposedError(tensor: Tensor, what: string): TypeError {
