@@ -7,7 +7,7 @@
  * @module
  */
 
-import { nearestExactIndexTable, rangeStarts } from "./scale.ts";
+import { cachedTable, nearestExactIndexTable, rangeStarts } from "./scale.ts";
 import { RowReader, RowWriter, scratchBuffer } from "./strided.ts";
 import type { StridedArray, UpsampleBackwardArgs } from "./types.ts";
 
@@ -175,13 +175,31 @@ function gather(plan: Plan): void {
   }
 }
 
+interface DimTables {
+  /** Forward index table: output -> input. */
+  readonly index: Int32Array;
+  /** Range starts: input `i` owns outputs `[starts[i], starts[i + 1])`. */
+  readonly starts: Int32Array;
+}
+
+const tables = new Map<string, DimTables>();
+
+function dimTables(inSize: number, outSize: number, scale: number): DimTables {
+  return cachedTable(tables, `${inSize}:${outSize}:${scale}`, () => {
+    const index = nearestExactIndexTable(inSize, outSize, scale);
+    return { index, starts: rangeStarts(index, inSize) };
+  });
+}
+
 function widthTables(inW: number, outW: number, scale: number): {
   wStarts: Int32Array;
   wIndex: Int32Array;
 } {
-  const wIndex = nearestExactIndexTable(inW, outW, scale);
-  return { wStarts: rangeStarts(wIndex, inW), wIndex };
+  const { index, starts } = dimTables(inW, outW, scale);
+  return { wStarts: starts, wIndex: index };
 }
+
+const ONE_ROW = Int32Array.of(0, 1);
 
 function checkArgs(args: UpsampleBackwardArgs, spatial: number): void {
   const { gradOutput, out, inputSize, outputSize, scales } = args;
@@ -231,7 +249,7 @@ export function nearestExact1dBackwardCpu(args: UpsampleBackwardArgs): void {
     inH: 1,
     inW,
     outW,
-    hStarts: Int32Array.of(0, 1),
+    hStarts: ONE_ROW,
     ...widthTables(inW, outW, scales[0]),
     gs: [gs[0], gs[1], 0, gs[2]],
     os: [os[0], os[1], 0, os[2]],
@@ -270,7 +288,7 @@ export function nearestExact2dBackwardCpu(args: UpsampleBackwardArgs): void {
     inH,
     inW,
     outW,
-    hStarts: rangeStarts(nearestExactIndexTable(inH, outH, scales[0]), inH),
+    hStarts: dimTables(inH, outH, scales[0]).starts,
     ...widthTables(inW, outW, scales[1]),
     gs: gradOutput.strides,
     os: out.strides,

@@ -167,3 +167,27 @@ export function linearIndexTable(
   }
   return { i0, i1, l0, l1 };
 }
+
+const TABLE_CACHE_SIZE = 64;
+
+/**
+ * Returns `cache.get(key)`, building and storing it first when missing; the cache is emptied when it
+ * reaches 64 entries. For index tables, which are read-only once built: repeated calls on the same
+ * shapes then skip rebuilding them.
+ *
+ * @example
+ * ```ts
+ * import { cachedTable, nearestExactIndexTable } from "./scale.ts";
+ * const cache = new Map<string, Int32Array>();
+ * const table = cachedTable(cache, "2:4:0", () => nearestExactIndexTable(2, 4, 0));
+ * ```
+ */
+export function cachedTable<T>(cache: Map<string, T>, key: string, build: () => T): T {
+  let table = cache.get(key);
+  if (table === undefined) {
+    table = build();
+    if (cache.size >= TABLE_CACHE_SIZE) cache.clear();
+    cache.set(key, table);
+  }
+  return table;
+}

@@ -13,6 +13,22 @@ const QUIET_NAN_BF16 = 0x7fc0;
 /** Scratch buffers up to this many elements are kept for the next call. */
 const MAX_CACHED = 1 << 22;
 const cache: Float32Array[] = [];
+// Shared placeholders for the fields a reader/writer does not use: typed-array creation is costly.
+const EMPTY_F32 = new Float32Array(0);
+const EMPTY_F16 = new Float16Array(0);
+const EMPTY_U16 = new Uint16Array(0);
+const EMPTY_U32 = new Uint32Array(0);
+const bitViews = new WeakMap<Float32Array, Uint32Array>();
+
+// The bits of a float32 array, as a Uint32Array view (cached: scratch buffers are reused).
+function bitsView(array: Float32Array): Uint32Array {
+  let view = bitViews.get(array);
+  if (view === undefined) {
+    view = new Uint32Array(array.buffer, array.byteOffset, array.length);
+    bitViews.set(array, view);
+  }
+  return view;
+}
 
 /**
  * A float32 scratch buffer of at least `length` elements (contents unspecified), reused between
@@ -66,10 +82,9 @@ export class RowReader {
     this.#length = length;
     this.#stride = view.strides[view.strides.length - 1];
     const data = view.data;
-    const empty16 = new Uint16Array(0);
-    this.#f32 = new Float32Array(0);
-    this.#f16 = new Float16Array(0);
-    this.#bits = empty16;
+    this.#f32 = EMPTY_F32;
+    this.#f16 = EMPTY_F16;
+    this.#bits = EMPTY_U16;
     if (view.dtype === "float32") {
       this.#f32 = data as Float32Array;
       this.#mode = this.#stride === 1 || length === 1 ? 0 : 1;
@@ -80,8 +95,8 @@ export class RowReader {
       this.#bits = data as Uint16Array;
       this.#mode = 3;
     }
-    this.#buffer = this.#mode === 0 ? new Float32Array(0) : scratchBuffer(slot, length);
-    this.#buffer32 = new Uint32Array(this.#buffer.buffer, this.#buffer.byteOffset);
+    this.#buffer = this.#mode === 0 ? EMPTY_F32 : scratchBuffer(slot, length);
+    this.#buffer32 = this.#mode === 3 ? bitsView(this.#buffer) : EMPTY_U32;
   }
 
   /** Whether {@link RowReader.row} returns the storage itself (so earlier rows stay valid). */
@@ -138,7 +153,7 @@ export class RowWriter {
   readonly #f16: Float16Array;
   readonly #bits: Uint16Array;
   #lastSrc: Float32Array | undefined;
-  #lastSrc32: Uint32Array = new Uint32Array(0);
+  #lastSrc32: Uint32Array = EMPTY_U32;
 
   /**
    * @param view the strided destination
@@ -148,9 +163,9 @@ export class RowWriter {
     this.#length = length;
     this.#stride = view.strides[view.strides.length - 1];
     const data = view.data;
-    this.#f32 = new Float32Array(0);
-    this.#f16 = new Float16Array(0);
-    this.#bits = new Uint16Array(0);
+    this.#f32 = EMPTY_F32;
+    this.#f16 = EMPTY_F16;
+    this.#bits = EMPTY_U16;
     if (view.dtype === "float32") {
       this.#f32 = data as Float32Array;
       this.#mode = 0;
@@ -187,7 +202,7 @@ export class RowWriter {
       const bits = this.#bits;
       if (src !== this.#lastSrc) {
         this.#lastSrc = src;
-        this.#lastSrc32 = new Uint32Array(src.buffer, src.byteOffset, src.length);
+        this.#lastSrc32 = bitsView(src);
       }
       const u32 = this.#lastSrc32;
       for (let i = 0, p = start; i < n; i++, p += stride) {
