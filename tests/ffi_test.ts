@@ -311,3 +311,16 @@ Deno.test("npu: closing a device while a read is in flight", async () => {
   await new Promise((resolve) => setTimeout(resolve, 50));
   assert.deepEqual(emuLive(), baseline);
 });
+
+Deno.test("npu: a worker-thread sync refused for lack of a context falls back to the JS thread", async () => {
+  using device = openNpu();
+  using grad = device.tensor(new Array(16).fill(1), [1, 1, 4, 4]);
+  using result = upsampleNearestExact2dBackward(grad, {
+    outputSize: [4, 4],
+    inputSize: [1, 1, 2, 2],
+  });
+  // What a runtime that wants a current context on the waiting thread answers (107002).
+  emu().aclemuFailNextSync(107002);
+  assert.deepEqual([...await result.toFloat32Array()], [4, 4, 4, 4]);
+  emu().aclemuResetFaults();
+});
