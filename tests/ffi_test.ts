@@ -324,3 +324,19 @@ Deno.test("npu: a worker-thread sync refused for lack of a context falls back to
   assert.deepEqual([...await result.toFloat32Array()], [4, 4, 4, 4]);
   emu().aclemuResetFaults();
 });
+
+Deno.test("npu: a new device does not trust what an earlier one left in the runtime", () => {
+  const first = openNpu();
+  first.setDeterministic(true);
+  const keep = openNpu(); // keeps device 0's context alive across the close below
+  first.close();
+  try {
+    using device = openNpu();
+    using grad = device.zeros([1, 1, 4]);
+    using _r = upsampleNearestExact1dBackward(grad, { outputSize: [4], inputSize: [1, 1, 2] });
+    assert.equal(device.deterministic, false);
+    assert.equal(emu().aclemuLastLaunchDeterministic(), 0);
+  } finally {
+    keep.close();
+  }
+});

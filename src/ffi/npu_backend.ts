@@ -102,7 +102,9 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   #enqueued = 0; // launches so far
   #completed = 0; // launches known finished (by a completed sync)
   #syncing: Promise<void> | null = null;
-  #deterministic = false;
+  // What the context's ACL_OPT_DETERMINISTIC was last set to; null until this backend sets it (an
+  // earlier user of the same device in this process may have left it either way).
+  #deterministic: boolean | null = null;
   #closed = false;
 
   /** Internal: use {@link openNpuBackend}. */
