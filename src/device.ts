@@ -8,7 +8,14 @@ import type { Backend, BackendKind } from "./backend.ts";
 import { CpuBackend } from "./cpu/backend.ts";
 import { openNpuBackend } from "./ffi/npu_backend.ts";
 import { LibraryLoadError } from "./ffi/status.ts";
-import { allocateHost, type DType, DTYPES, encodeInto, isDType } from "./tensor/dtype.ts";
+import {
+  allocateHost,
+  type DType,
+  DTYPES,
+  encodeInto,
+  type HostArray,
+  isDType,
+} from "./tensor/dtype.ts";
 import { contiguousStrides, numel } from "./tensor/layout.ts";
 import { Storage, type StorageOwner } from "./tensor/storage.ts";
 import { createTensor, type Tensor, tensorInternals } from "./tensor/tensor.ts";
@@ -186,11 +193,18 @@ export class Device {
           `(${length} elements)`,
       );
     }
+    if (!ArrayBuffer.isView(values)) {
+      for (let i = 0; i < length; i++) {
+        if (typeof values[i] !== "number") {
+          throw new TypeError(
+            `tensor(values, shape): values[${i}] is ${typeof values[i]}, not a number`,
+          );
+        }
+      }
+    }
     const host = allocateHost(dtype, length);
     encodeInto(dtype, values, host);
-    const tensor = this.#allocate(dtype, shape, length);
-    if (length > 0) this.#backend.upload(tensorInternals(tensor).storage.handle, host);
-    return tensor;
+    return this.#allocateWith(dtype, shape, length, host);
   }
 
   /** Creates a zero-filled tensor. */
@@ -198,11 +212,7 @@ export class Device {
     this.#checkOpen("zeros");
     const dtype = checkDType(options);
     const length = checkShape(shape, "zeros");
-    const tensor = this.#allocate(dtype, shape, length);
-    if (length > 0) {
-      this.#backend.upload(tensorInternals(tensor).storage.handle, allocateHost(dtype, length));
-    }
-    return tensor;
+    return this.#allocateWith(dtype, shape, length, allocateHost(dtype, length));
   }
 
   /** Waits until every queued op and copy on this device has finished. */
@@ -222,6 +232,19 @@ export class Device {
   /** Same as {@link Device.close}, for `using`. */
   [Symbol.dispose](): void {
     this.close();
+  }
+
+  // A contiguous tensor holding `host` (already in the dtype's encoding); freed again if the copy fails.
+  #allocateWith(dtype: DType, shape: readonly number[], length: number, host: HostArray): Tensor {
+    const tensor = this.#allocate(dtype, shape, length);
+    if (length === 0) return tensor;
+    try {
+      this.#backend.upload(tensorInternals(tensor).storage.handle, host);
+    } catch (error) {
+      tensor.dispose();
+      throw error;
+    }
+    return tensor;
   }
 
   #allocate(dtype: DType, shape: readonly number[], length: number): Tensor {

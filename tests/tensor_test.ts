@@ -93,6 +93,10 @@ for (const backend of BACKENDS) {
     using device = backend.open();
     assert.throws(() => device.tensor([1, 2, 3], [2, 2]), /3 values do not fill shape \[2, 2\]/);
     assert.throws(
+      () => device.tensor([1, "2", 3] as never, [3]),
+      /^TypeError: tensor\(values, shape\): values\[1\] is string, not a number$/,
+    );
+    assert.throws(
       () => device.tensor([1], [1], { dtype: "int8" as never }),
       /dtype must be one of/,
     );
