@@ -340,3 +340,23 @@ Deno.test("npu: a new device does not trust what an earlier one left in the runt
     keep.close();
   }
 });
+
+Deno.test("npu: a failed upload or download frees what it allocated and names aclrtMemcpy", async () => {
+  using device = openNpu();
+  const baseline = emuLive();
+  for (const make of [() => device.tensor([1, 2, 3, 4], [4]), () => device.zeros([4])]) {
+    emu().aclemuFailNextCopy(507000);
+    assert.throws(make, (error: AclError) => {
+      assert.ok(error instanceof AclError);
+      assert.equal(error.code, 507000);
+      assert.equal(error.api, "aclrtMemcpy");
+      assert.match(error.detail, /injected failure/);
+      return true;
+    });
+    assert.deepEqual(emuLive(), baseline, "the storage was freed");
+  }
+  using x = device.tensor([1, 2], [2]);
+  emu().aclemuFailNextCopy(107000);
+  await assert.rejects(() => x.toFloat32Array(), (error: AclError) => error.api === "aclrtMemcpy");
+  assert.deepEqual([...await x.toFloat32Array()], [1, 2], "the tensor is still usable");
+});

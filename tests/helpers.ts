@@ -38,6 +38,7 @@ const CONTROLS = {
   aclemuFailAllocation: { parameters: ["i64"], result: "void" },
   aclemuFailNextLaunch: { parameters: ["i32"], result: "void" },
   aclemuFailNextSync: { parameters: ["i32"], result: "void" },
+  aclemuFailNextCopy: { parameters: ["i32"], result: "void" },
   aclemuSetStreamDelayUs: { parameters: ["i64"], result: "void" },
   aclemuLaunchCount: { parameters: [], result: "i64" },
   aclemuLastLaunchDeterministic: { parameters: [], result: "i32" },

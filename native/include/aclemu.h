@@ -31,6 +31,8 @@ ACLEMU_VISIBILITY void aclemuFailAllocation(int64_t n);
 ACLEMU_VISIBILITY void aclemuFailNextLaunch(int32_t status);
 /* The next aclrtSynchronizeStream on a live stream drains it and then returns `status`; 0 disarms. */
 ACLEMU_VISIBILITY void aclemuFailNextSync(int32_t status);
+/* The next synchronous aclrtMemcpy returns `status` without copying. */
+ACLEMU_VISIBILITY void aclemuFailNextCopy(int32_t status);
 /* Every stream task (op or async copy) sleeps this long before running; 0 = no delay. */
 ACLEMU_VISIBILITY void aclemuSetStreamDelayUs(int64_t us);
 

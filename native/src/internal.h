@@ -105,6 +105,7 @@ int64_t emu_mem_live_bytes(void);
 int64_t emu_stream_live_count(void);
 int emu_fault_take_alloc(void);
 int32_t emu_fault_take_sync(void);
+int32_t emu_fault_take_copy(void);
 int64_t emu_stream_delay_us(void);
 
 #endif /* ACLEMU_INTERNAL_H */

@@ -10,6 +10,7 @@ static _Atomic int64_t live_objects;
 static _Atomic int64_t fail_alloc_countdown;
 static _Atomic int32_t fail_launch_status;
 static _Atomic int32_t fail_sync_status;
+static _Atomic int32_t fail_copy_status;
 static _Atomic int64_t stream_delay_us;
 static _Atomic int64_t launch_count;
 static _Atomic int32_t last_deterministic = -1;
@@ -22,6 +23,7 @@ int64_t aclemuLiveStreams(void) { return emu_stream_live_count(); }
 void aclemuFailAllocation(int64_t n) { atomic_store(&fail_alloc_countdown, n > 0 ? n : 0); }
 void aclemuFailNextLaunch(int32_t status) { atomic_store(&fail_launch_status, status); }
 void aclemuFailNextSync(int32_t status) { atomic_store(&fail_sync_status, status); }
+void aclemuFailNextCopy(int32_t status) { atomic_store(&fail_copy_status, status); }
 void aclemuSetStreamDelayUs(int64_t us) { atomic_store(&stream_delay_us, us > 0 ? us : 0); }
 int64_t aclemuLaunchCount(void) { return atomic_load(&launch_count); }
 int32_t aclemuLastLaunchDeterministic(void) { return atomic_load(&last_deterministic); }
@@ -31,6 +33,7 @@ void aclemuResetFaults(void)
     atomic_store(&fail_alloc_countdown, 0);
     atomic_store(&fail_launch_status, 0);
     atomic_store(&fail_sync_status, 0);
+    atomic_store(&fail_copy_status, 0);
     atomic_store(&stream_delay_us, 0);
     atomic_store(&launch_count, 0);
     atomic_store(&last_deterministic, -1);
@@ -52,6 +55,7 @@ int emu_fault_take_alloc(void)
 
 EMU_API int32_t aclemu_fault_take_launch(void) { return atomic_exchange(&fail_launch_status, 0); }
 int32_t emu_fault_take_sync(void) { return atomic_exchange(&fail_sync_status, 0); }
+int32_t emu_fault_take_copy(void) { return atomic_exchange(&fail_copy_status, 0); }
 int64_t emu_stream_delay_us(void) { return atomic_load(&stream_delay_us); }
 
 EMU_API void aclemu_note_launch(int64_t deterministic)

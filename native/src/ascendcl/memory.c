@@ -252,6 +252,11 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, a
     if (rc != 0 || count == 0) {
         return rc;
     }
+    int32_t injected = emu_fault_take_copy();
+    if (injected != 0) {
+        aclemu_set_error("aclrtMemcpy: injected failure %d (aclemuFailNextCopy)", (int)injected);
+        return injected;
+    }
     emu_range r[2];
     int n = copy_ranges(dst, src, count, kind, r);
     /* Synchronous copies deliberately do not wait for streams: a missing sync reads stale data. */
