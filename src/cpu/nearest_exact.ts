@@ -106,8 +106,9 @@ function sumShortRanges1(
 function sumShortRanges2(
   acc: Float32Array,
   accBase: number,
-  src: Float32Array,
+  src0: Float32Array,
   base0: number,
+  src1: Float32Array,
   base1: number,
   starts: Int32Array,
   inW: number,
@@ -118,9 +119,9 @@ function sumShortRanges2(
     const p = base0 + s;
     const q = base1 + s;
     if (len === 2) {
-      const top = Math.fround(src[p] + 0 + src[p + 1]);
-      acc[accBase + iw] = Math.fround(top + src[q]) + src[q + 1];
-    } else if (len === 1) acc[accBase + iw] = Math.fround(src[p] + 0) + src[q];
+      const top = Math.fround(src0[p] + 0 + src0[p + 1]);
+      acc[accBase + iw] = Math.fround(top + src1[q]) + src1[q + 1];
+    } else if (len === 1) acc[accBase + iw] = Math.fround(src0[p] + 0) + src1[q];
     else acc[accBase + iw] = 0;
   }
 }
@@ -187,9 +188,9 @@ function gather(plan: Plan): void {
   if (n === 0 || c === 0) return;
   if (c >= CHANNELS_LAST_MIN && gs[1] === 1 && gs[3] === c) return gatherChannelsLast(plan);
   const reader = new RowReader(grad, outW, 0);
+  // Rows of converted dtypes land in the reader's scratch row: a second reader holds the second row.
+  const reader2 = reader.zeroCopy ? reader : new RowReader(grad, outW, 2);
   const factor = uniformFactor(wStarts, inW);
-  // Two rows can be read at once only when the reader hands out the storage itself.
-  const zeroCopy = reader.zeroCopy;
   // Scales between 1 and 2: every input column owns at most two outputs.
   const shortRanges = factor === 0 && maxRange(wStarts) <= 2;
   // Accumulate straight into a float32 out with unit row stride; otherwise into a scratch row.
@@ -207,20 +208,14 @@ function gather(plan: Plan): void {
         const lo = hStarts[ih];
         const hi = hStarts[ih + 1];
         if (lo === hi) acc.fill(0, accBase, accBase + inW);
-        else if (factor === 2 && hi - lo === 2 && zeroCopy) {
-          reader.row(gPlane + lo * gs[2]);
+        else if ((factor === 2 && hi - lo === 2) || (shortRanges && hi - lo <= 2)) {
+          const src0 = reader.row(gPlane + lo * gs[2]);
           const base0 = reader.base;
-          const src = reader.row(gPlane + (lo + 1) * gs[2]);
-          sumTwoRowsFactor2(acc, accBase, src, base0, src, reader.base, inW);
-          if (writer !== undefined) writer.write(oRow, acc, 0);
-          continue;
-        } else if (shortRanges && hi - lo <= 2 && zeroCopy) {
-          const src = reader.row(gPlane + lo * gs[2]);
-          const base0 = reader.base;
-          if (hi - lo === 1) sumShortRanges1(acc, accBase, src, base0, wStarts, inW);
+          if (hi - lo === 1) sumShortRanges1(acc, accBase, src0, base0, wStarts, inW);
           else {
-            reader.row(gPlane + (lo + 1) * gs[2]);
-            sumShortRanges2(acc, accBase, src, base0, reader.base, wStarts, inW);
+            const src1 = reader2.row(gPlane + (lo + 1) * gs[2]);
+            if (factor === 2) sumTwoRowsFactor2(acc, accBase, src0, base0, src1, reader2.base, inW);
+            else sumShortRanges2(acc, accBase, src0, base0, src1, reader2.base, wStarts, inW);
           }
           if (writer !== undefined) writer.write(oRow, acc, 0);
           continue;
