@@ -117,22 +117,33 @@ export function checkOpSupported(libs: CannLibraries, params: UpsampleParams): v
 const dimsScratch = new BigInt64Array(8);
 const stridesScratch = new BigInt64Array(8);
 const storageScratch = new BigInt64Array(1);
+// 32-bit views of the same memory: writing halves avoids allocating a BigInt per element.
+const dims32 = new Uint32Array(dimsScratch.buffer);
+const strides32 = new Uint32Array(stridesScratch.buffer);
+const storage32 = new Uint32Array(storageScratch.buffer);
+const SMALL = Array.from({ length: 9 }, (_, i) => BigInt(i));
 const FORMAT_BY_RANK: Readonly<Record<number, number>> = {
   3: ACL_FORMAT.NCL,
   4: ACL_FORMAT.NCHW,
   5: ACL_FORMAT.NCDHW,
 };
 
+// Stores a non-negative safe integer as int64 (little-endian halves).
+function putInt64(target: Uint32Array, index: number, value: number): void {
+  target[2 * index] = value >>> 0;
+  target[2 * index + 1] = Math.floor(value / 4294967296);
+}
+
 function createTensor(libs: CannLibraries, view: StorageView<NpuBuffer>): bigint {
   const rank = view.shape.length;
   for (let d = 0; d < rank; d++) {
-    dimsScratch[d] = BigInt(view.shape[d]);
-    stridesScratch[d] = BigInt(view.strides[d]);
+    putInt64(dims32, d, view.shape[d]);
+    putInt64(strides32, d, view.strides[d]);
   }
-  storageScratch[0] = BigInt(view.storageLength);
-  const handle = libs.nnopbase.aclCreateTensor(
+  putInt64(storage32, 0, view.storageLength);
+  return libs.nnopbase.aclCreateTensor(
     dimsScratch,
-    BigInt(rank),
+    SMALL[rank],
     ACL_DTYPE[view.dtype],
     stridesScratch,
     BigInt(view.offset),
@@ -141,12 +152,11 @@ function createTensor(libs: CannLibraries, view: StorageView<NpuBuffer>): bigint
     1n,
     view.handle.address,
   );
-  return BigInt(handle);
 }
 
 function createIntArray(libs: CannLibraries, values: readonly number[]): bigint {
-  for (let i = 0; i < values.length; i++) dimsScratch[i] = BigInt(values[i]);
-  return BigInt(libs.nnopbase.aclCreateIntArray(dimsScratch, BigInt(values.length)));
+  for (let i = 0; i < values.length; i++) putInt64(dims32, i, values[i]);
+  return libs.nnopbase.aclCreateIntArray(dimsScratch, SMALL[values.length]);
 }
 
 /**
