@@ -8,6 +8,7 @@
 
 import type { Backend, StorageView, UpsampleCall, UpsampleParams } from "../backend.ts";
 import { OP_RULES } from "../ops/validate.ts";
+import { elementCount } from "../tensor/layout.ts";
 import { allocateHost, type DType, type HostArray } from "../tensor/dtype.ts";
 import type { StridedArray } from "./types.ts";
 import {
@@ -80,7 +81,7 @@ export class CpuBackend implements Backend<HostArray> {
 
   /** Rejects results too large for one host typed array, before anything is allocated. */
   checkSupported(params: UpsampleParams): void {
-    const length = params.inputSize.reduce((a, b) => a * b, 1);
+    const length = elementCount(params.inputSize);
     if (length > MAX_HOST_ELEMENTS) {
       throw new RangeError(
         `${OP_RULES[params.op].name}: inputSize [${params.inputSize.join(", ")}] needs ${length} ` +

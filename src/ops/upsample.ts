@@ -130,13 +130,11 @@ function run(op: UpsampleOp, gradOutput: unknown, options: unknown): Tensor {
   const call = resolveUpsample(op, gradOutput, options);
   const device = deviceInternals(call.device);
   const backend = device.backend();
-  const dtype = call.gradOutput.dtype;
-  backend.checkSupported({ ...call, dtype });
-  const result = call.out ?? device.empty(dtype, call.inputSize);
+  backend.checkSupported(call);
+  const result = call.out ?? device.empty(call.dtype, call.inputSize);
   try {
     backend.launch({
       ...call,
-      dtype,
       gradOutput: storageView(call.gradOutput),
       out: storageView(result),
     });

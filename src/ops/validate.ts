@@ -7,7 +7,8 @@
 
 import type { UpsampleOp } from "../backend.ts";
 import type { Device } from "../device.ts";
-import { storageSpan } from "../tensor/layout.ts";
+import type { DType } from "../tensor/dtype.ts";
+import { elementCount, storageSpan } from "../tensor/layout.ts";
 import { isTensor, type Tensor, tensorInternals } from "../tensor/tensor.ts";
 
 /** A call whose arguments passed every check. */
@@ -18,6 +19,8 @@ export interface ResolvedUpsample {
   readonly device: Device;
   /** The incoming gradient. */
   readonly gradOutput: Tensor;
+  /** Element type of `gradOutput` (and `out`). */
+  readonly dtype: DType;
   /** Where to write, or `null` to allocate a contiguous result. */
   readonly out: Tensor | null;
   /** `[N, C, L]` or `[N, C, H, W]`. */
@@ -237,6 +240,7 @@ export function resolveUpsample(
     op,
     device: grad.device,
     gradOutput: grad,
+    dtype: grad.dtype,
     out,
     inputSize,
     outputSize,
@@ -267,8 +271,7 @@ function sizeList(
       fail(RangeError, `${name} values must be integers >= 0 below 2^53, got ${show(list)}`);
     }
   }
-  let count = 1;
-  for (const size of list as number[]) count *= size;
+  const count = elementCount(list as number[]);
   if (count > Number.MAX_SAFE_INTEGER) {
     fail(RangeError, `${name} ${show(list)} has ${count} elements, more than 2^53 - 1`);
   }

@@ -18,6 +18,21 @@ export interface Layout {
 }
 
 /**
+ * Product of the sizes, unchecked (may exceed 2^53 for hostile shapes; see {@link numel}).
+ *
+ * @example
+ * ```ts
+ * import { elementCount } from "./layout.ts";
+ * elementCount([2, 3, 4]); // 24
+ * ```
+ */
+export function elementCount(shape: readonly number[]): number {
+  let count = 1;
+  for (const size of shape) count *= size;
+  return count;
+}
+
+/**
  * Number of elements of a shape, checked against `Number.MAX_SAFE_INTEGER`.
  *
  * @example
@@ -27,8 +42,7 @@ export interface Layout {
  * ```
  */
 export function numel(shape: readonly number[], name = "shape"): number {
-  let count = 1;
-  for (const size of shape) count *= size;
+  const count = elementCount(shape);
   if (count > Number.MAX_SAFE_INTEGER) {
     throw new RangeError(
       `${name} [${shape.join(", ")}] has ${count} elements, more than 2^53 - 1`,

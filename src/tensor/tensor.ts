@@ -7,6 +7,7 @@
 import type { Device } from "../device.ts";
 import { decodeInto, type DType, type HostArray } from "./dtype.ts";
 import {
+  elementCount,
   isContiguous,
   type Layout,
   permuteLayout,
@@ -136,7 +137,7 @@ export class Tensor {
   async toFloat32Array(): Promise<Float32Array> {
     const layout = this.#live("toFloat32Array");
     const storage = this.#storage;
-    const result = new Float32Array(layout.shape.reduce((a, b) => a * b, 1));
+    const result = new Float32Array(elementCount(layout.shape));
     const span = storageSpan(layout);
     if (span === null) return result;
     // The read holds a reference: a dispose() while it waits for the stream must not free the storage
