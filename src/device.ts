@@ -33,6 +33,12 @@ export interface DeviceOpenOptions {
   libDir?: string;
   /** Initial deterministic mode (default false). */
   deterministic?: boolean;
+  /**
+   * Kernels of the CPU backend: `"auto"` (default) keeps CPU tensors in WebAssembly memory and runs
+   * the wasm SIMD kernels on contiguous tensors (TypeScript ones otherwise); `"typescript"` uses plain
+   * typed arrays and the TypeScript kernels only. Both give the same bits.
+   */
+  cpuKernels?: "auto" | "typescript";
 }
 
 /** Options of {@link Device.tensor} and {@link Device.zeros}. */
@@ -41,7 +47,7 @@ export interface TensorOptions {
   dtype?: DType;
 }
 
-const OPEN_KEYS = new Set(["backend", "deviceId", "libDir", "deterministic"]);
+const OPEN_KEYS = new Set(["backend", "deviceId", "libDir", "deterministic", "cpuKernels"]);
 
 /** What ops need from a device, kept off its public surface. */
 export interface DeviceInternals {
@@ -70,7 +76,7 @@ export function deviceInternals(device: Device): DeviceInternals {
  * import { Device } from "../mod.ts";
  * using device = Device.open({ backend: "cpu" });
  * using grad = device.tensor([1, 2, 3, 4], [1, 1, 2, 2]);
- * console.log(device.backend, device.name, grad.shape); // "cpu" "cpu (TypeScript)" [1, 1, 2, 2]
+ * console.log(device.backend, device.name, grad.shape); // "cpu" "cpu (WebAssembly SIMD)" [1, 1, 2, 2]
  * ```
  */
 export class Device {
@@ -113,6 +119,7 @@ export class Device {
       }
     }
     const { backend = "auto", deviceId = 0, libDir, deterministic = false } = options;
+    const { cpuKernels = "auto" } = options;
     if (backend !== "auto" && backend !== "npu" && backend !== "cpu") {
       throw new TypeError(
         `Device.open backend must be "auto", "npu" or "cpu", got ${String(backend)}`,
@@ -129,14 +136,19 @@ export class Device {
         `Device.open deterministic must be a boolean, got ${String(deterministic)}`,
       );
     }
-    if (backend === "cpu") return new Device(new CpuBackend(), deterministic);
+    if (cpuKernels !== "auto" && cpuKernels !== "typescript") {
+      throw new TypeError(
+        `Device.open cpuKernels must be "auto" or "typescript", got ${String(cpuKernels)}`,
+      );
+    }
+    if (backend === "cpu") return new Device(new CpuBackend(cpuKernels), deterministic);
     if (backend === "npu") return new Device(openNpuBackend({ deviceId, libDir }), deterministic);
     try {
       return new Device(openNpuBackend({ deviceId, libDir, probe: true }), deterministic);
     } catch (error) {
       // "auto" falls back only when there is no CANN or no device; a broken runtime still throws.
       if (error instanceof LibraryLoadError || error instanceof Deno.errors.NotCapable) {
-        return new Device(new CpuBackend(), deterministic);
+        return new Device(new CpuBackend(cpuKernels), deterministic);
       }
       throw error;
     }
@@ -147,7 +159,7 @@ export class Device {
     return this.#backend.kind;
   }
 
-  /** The SoC name reported by CANN, or `"cpu (TypeScript)"`. */
+  /** The SoC name reported by CANN, `"cpu (WebAssembly SIMD)"` or `"cpu (TypeScript)"`. */
   get name(): string {
     return this.#backend.name;
   }

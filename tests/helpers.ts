@@ -19,15 +19,29 @@ export const EMU_NO_1D_DIR: string = `${EMU_DIR}no-1d/`;
 /** A backend the public-API suites run on. */
 export interface BackendCase {
   /** Label for test names. */
-  readonly label: "cpu" | "npu-emulated";
+  readonly label: "cpu" | "cpu-typescript" | "npu-emulated";
+  /** Whether the device is the emulated NPU (emulator counters apply). */
+  readonly npu: boolean;
   /** Opens a fresh device. */
   open(): Device;
 }
 
-/** The CPU backend and the emulated NPU (both always run: `deno task test` builds the emulation). */
+/**
+ * The CPU backend (wasm kernels, and TypeScript kernels only) and the emulated NPU (all always run:
+ * `deno task test` builds the emulation).
+ */
 export const BACKENDS: readonly BackendCase[] = [
-  { label: "cpu", open: () => Device.open({ backend: "cpu" }) },
-  { label: "npu-emulated", open: () => Device.open({ backend: "npu", libDir: EMU_DIR }) },
+  { label: "cpu", npu: false, open: () => Device.open({ backend: "cpu" }) },
+  {
+    label: "cpu-typescript",
+    npu: false,
+    open: () => Device.open({ backend: "cpu", cpuKernels: "typescript" }),
+  },
+  {
+    label: "npu-emulated",
+    npu: true,
+    open: () => Device.open({ backend: "npu", libDir: EMU_DIR }),
+  },
 ];
 
 const CONTROLS = {

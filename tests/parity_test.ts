@@ -92,7 +92,7 @@ async function check(fixture: FixtureCase, actual: Float32Array): Promise<void> 
 for (const backend of BACKENDS) {
   Deno.test(`parity with PyTorch fixtures on ${backend.label}`, async (t) => {
     using device = backend.open();
-    const before = backend.label === "cpu" ? null : emuLive();
+    const before = !backend.npu ? null : emuLive();
     let checked = 0;
     for (const fixture of fixtures) {
       await t.step({

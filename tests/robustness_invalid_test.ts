@@ -811,7 +811,7 @@ function closedTensors(): Tensor[] {
 
 for (const backend of BACKENDS) {
   Deno.test(`invalid calls on ${backend.label}: generated, rejected before anything happens`, () => {
-    const npu = backend.label !== "cpu";
+    const npu = backend.npu;
     using device = backend.open();
     const others = npu
       ? [

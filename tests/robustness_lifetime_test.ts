@@ -56,7 +56,7 @@ const npuOf = (device: Device): NpuBackend =>
   deviceInternals(device).backend() as unknown as NpuBackend;
 
 for (const backend of BACKENDS) {
-  const npu = backend.label !== "cpu";
+  const npu = backend.npu;
 
   Deno.test(`lifetimes on ${backend.label}: use after dispose() is a TypeError naming the tensor`, async () => {
     using device = backend.open();

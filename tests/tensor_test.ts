@@ -106,7 +106,7 @@ for (const backend of BACKENDS) {
   });
 
   Deno.test(`device on ${backend.label}: dispose twice, close frees live tensors once`, () => {
-    const before = backend.label === "cpu" ? null : emuLive();
+    const before = !backend.npu ? null : emuLive();
     const device = backend.open();
     const a = device.zeros([4, 4]);
     const view = a.transpose(0, 1);
@@ -132,7 +132,13 @@ Deno.test("Device.open: options are checked", () => {
   assert.throws(() => Device.open({ libdir: "/x" } as never), /unknown option "libdir"/);
   using cpu = Device.open({ backend: "cpu", deterministic: true });
   assert.equal(cpu.deterministic, true);
-  assert.equal(cpu.name, "cpu (TypeScript)");
+  assert.equal(cpu.name, "cpu (WebAssembly SIMD)");
+  using ts = Device.open({ backend: "cpu", cpuKernels: "typescript" });
+  assert.equal(ts.name, "cpu (TypeScript)");
+  assert.throws(
+    () => Device.open({ backend: "cpu", cpuKernels: "wasm" as never }),
+    /cpuKernels must be "auto" or "typescript", got wasm/,
+  );
 });
 
 for (const backend of BACKENDS) {

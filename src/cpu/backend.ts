@@ -1,7 +1,7 @@
 /**
- * The CPU backend: storage is a host typed array (float32 values, or float16/bfloat16 bit patterns) and
- * ops run synchronously in TypeScript, so results are ready when the op returns and are always
- * deterministic.
+ * The CPU backend: tensors live in a WebAssembly memory and ops run synchronously, on the wasm SIMD
+ * kernels when both tensors are contiguous, else on the TypeScript kernels (same bits either way),
+ * so results are ready when the op returns and are always deterministic.
  *
  * @module
  */
@@ -9,18 +9,28 @@
 import type { Backend, StorageView, UpsampleCall, UpsampleParams } from "../backend.ts";
 import { OP_RULES } from "../ops/validate.ts";
 import { elementCount } from "../tensor/layout.ts";
-import { allocateHost, type DType, type HostArray } from "../tensor/dtype.ts";
+import type { DType, HostArray } from "../tensor/dtype.ts";
+import { CpuBuffer } from "./buffer.ts";
 import type { StridedArray } from "./types.ts";
 import {
   bilinear2dBackwardCpu,
   nearestExact1dBackwardCpu,
   nearestExact2dBackwardCpu,
 } from "./mod.ts";
+import { WasmKernels } from "./wasm/instance.ts";
+import { launchWasm } from "./wasm/launch.ts";
 
 // Typed arrays past this length cannot be allocated by V8; checked before allocating.
 const MAX_HOST_ELEMENTS = 2 ** 32 - 1;
-const MAX_POOLED_BYTES = 256 * 2 ** 20;
-const MAX_POOLED_PER_SIZE = 4;
+
+/** Which kernels a CPU device runs. */
+export type CpuKernels = "auto" | "typescript";
+
+/** Tuning of a {@link CpuBackend} (internal; tests use it to reach the fallbacks). */
+export interface CpuBackendOptions {
+  /** Bytes the wasm memory may grow to (default 4 GiB, the wasm32 limit). */
+  heapLimitBytes?: number;
+}
 
 /**
  * Runs the three backward ops on host memory.
@@ -34,49 +44,53 @@ const MAX_POOLED_PER_SIZE = 4;
  * backend.close();
  * ```
  */
-export class CpuBackend implements Backend<HostArray> {
+export class CpuBackend implements Backend<CpuBuffer> {
   /** Always `"cpu"`. */
   readonly kind = "cpu" as const;
-  /** Always `"cpu (TypeScript)"`. */
-  readonly name = "cpu (TypeScript)";
+  /** `"cpu (WebAssembly SIMD)"` or `"cpu (TypeScript)"`. */
+  readonly name: string;
+  #kernels: WasmKernels | null;
 
-  // Freed arrays kept for reuse, by dtype and length: a training loop allocates the same shapes
-  // every step, and a fresh typed array costs a zero-fill plus page faults.
-  #pool = new Map<string, HostArray[]>();
-  #pooledBytes = 0;
+  /**
+   * @param kernels `"auto"` (default): tensors in WebAssembly memory, wasm SIMD
+   * kernels for contiguous tensors; `"typescript"`: plain typed arrays and TypeScript kernels only.
+   */
+  constructor(kernels: CpuKernels = "auto", options: CpuBackendOptions = {}) {
+    this.#kernels = kernels === "typescript" ? null : new WasmKernels(options.heapLimitBytes);
+    this.name = this.#kernels === null ? "cpu (TypeScript)" : "cpu (WebAssembly SIMD)";
+  }
 
-  /** Allocates a host array (reused from a freed one of the same dtype and length when possible). */
-  allocate(dtype: DType, length: number): HostArray {
+  /** Bytes of tensor blocks live in the wasm memory (0 with TypeScript kernels). */
+  get heapLiveBytes(): number {
+    const kernels = this.#kernels;
+    return kernels === null ? 0 : kernels.heap.liveBytes - kernels.scratchBytes;
+  }
+
+  /** Allocates storage: a block of the wasm memory, or a typed array when that memory is full. */
+  allocate(dtype: DType, length: number): CpuBuffer {
     if (length > MAX_HOST_ELEMENTS) {
       throw new RangeError(
         `the CPU backend cannot hold ${length} elements in one tensor (limit ${MAX_HOST_ELEMENTS})`,
       );
     }
-    const reused = this.#pool.get(poolKey(dtype === "float32", length))?.pop();
-    if (reused === undefined) return allocateHost(dtype, length);
-    this.#pooledBytes -= reused.byteLength;
-    return reused;
+    const kernels = this.#kernels;
+    const inHeap = kernels === null ? null : CpuBuffer.inHeap(kernels.heap, dtype, length);
+    return inHeap ?? CpuBuffer.host(dtype, length);
   }
 
-  /** Keeps the array for reuse, up to a bounded amount of memory; the GC reclaims the rest. */
-  free(handle: HostArray): void {
-    if (handle.length === 0 || this.#pooledBytes + handle.byteLength > MAX_POOLED_BYTES) return;
-    const key = poolKey(handle instanceof Float32Array, handle.length);
-    const list = this.#pool.get(key);
-    if (list === undefined) this.#pool.set(key, [handle]);
-    else if (list.length < MAX_POOLED_PER_SIZE) list.push(handle);
-    else return;
-    this.#pooledBytes += handle.byteLength;
+  /** Returns a heap block for reuse; typed arrays are left to the GC. */
+  free(handle: CpuBuffer): void {
+    handle.release();
   }
 
   /** Copies encoded host data in. */
-  upload(handle: HostArray, data: HostArray): void {
-    handle.set(data);
+  upload(handle: CpuBuffer, data: HostArray): void {
+    handle.view().set(data);
   }
 
   /** Returns a copy of a range of the storage. */
-  download(handle: HostArray, _dtype: DType, start: number, length: number): Promise<HostArray> {
-    return Promise.resolve(handle.slice(start, start + length));
+  download(handle: CpuBuffer, _dtype: DType, start: number, length: number): Promise<HostArray> {
+    return Promise.resolve(handle.view().slice(start, start + length));
   }
 
   /** Rejects results too large for one host typed array, before anything is allocated. */
@@ -91,7 +105,9 @@ export class CpuBackend implements Backend<HostArray> {
   }
 
   /** Runs the op now. */
-  launch(call: UpsampleCall<HostArray>): void {
+  launch(call: UpsampleCall<CpuBuffer>): void {
+    if (this.#kernels !== null && launchWasm(this.#kernels, call)) return;
+    // Views are taken after launchWasm, which may have grown the memory.
     const args = {
       gradOutput: strided(call.gradOutput),
       out: strided(call.out),
@@ -112,18 +128,17 @@ export class CpuBackend implements Backend<HostArray> {
     return Promise.resolve();
   }
 
-  /** Drops the pool. */
+  /** Drops the wasm memory (tensors still in it must not be used afterwards). */
   close(): void {
-    this.#pool.clear();
-    this.#pooledBytes = 0;
+    this.#kernels = null;
   }
 }
 
-// float16 and bfloat16 storages are both Uint16Array bit patterns, so they share a pool.
-function poolKey(float32: boolean, length: number): string {
-  return `${float32 ? 32 : 16}:${length}`;
-}
-
-function strided(view: StorageView<HostArray>): StridedArray {
-  return { data: view.handle, dtype: view.dtype, strides: view.strides, offset: view.offset };
+function strided(view: StorageView<CpuBuffer>): StridedArray {
+  return {
+    data: view.handle.view(),
+    dtype: view.dtype,
+    strides: view.strides,
+    offset: view.offset,
+  };
 }

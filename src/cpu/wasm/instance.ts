@@ -1,0 +1,117 @@
+/**
+ * One instance of the WebAssembly kernels (`kernels.c`) with its own memory and heap: the CPU
+ * backend keeps its tensors in that memory so the kernels read and write them in place.
+ *
+ * @module
+ */
+
+import { MAX_PAGES, WasmHeap } from "./heap.ts";
+import { KERNELS_WASM_BASE64 } from "./kernels_wasm.ts";
+
+/** The kernels' exports (pointers are byte addresses in the instance's memory). */
+export interface KernelExports {
+  /** See `nearest_backward` in kernels.c. */
+  nearest_backward(
+    dtype: number,
+    out: number,
+    grad: number,
+    planes: number,
+    inH: number,
+    inW: number,
+    outH: number,
+    outW: number,
+    hStarts: number,
+    wStarts: number,
+    wFactor: number,
+    maxRange: number,
+    scratch: number,
+  ): void;
+  /** See `bilinear_backward` in kernels.c. */
+  bilinear_backward(
+    dtype: number,
+    out: number,
+    grad: number,
+    planes: number,
+    inH: number,
+    inW: number,
+    outH: number,
+    outW: number,
+    hI0: number,
+    hI1: number,
+    hL0: number,
+    hL1: number,
+    wI0: number,
+    wI1: number,
+    wL0: number,
+    wL1: number,
+    work: number,
+  ): void;
+  /** Widens float16 (1) / bfloat16 (2) bits to float32. */
+  widen_to_f32(dtype: number, src: number, dst: number, n: number): void;
+  /** Rounds float32 to float16 (1) / bfloat16 (2) bits, nearest even. */
+  narrow_from_f32(dtype: number, src: number, dst: number, n: number): void;
+  /** First byte after the module's stack and data. */
+  __heap_base: WebAssembly.Global;
+}
+
+let compiled: WebAssembly.Module | undefined;
+
+// Compiled once per process, on first use (importing this module does nothing).
+function kernelModule(): WebAssembly.Module {
+  if (compiled === undefined) {
+    const text = atob(KERNELS_WASM_BASE64);
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    compiled = new WebAssembly.Module(bytes);
+  }
+  return compiled;
+}
+
+/**
+ * The kernels bound to a fresh memory, and the heap that allocates tensors in it.
+ *
+ * @example
+ * ```ts
+ * import { WasmKernels } from "./instance.ts";
+ * const kernels = new WasmKernels();
+ * const ptr = kernels.heap.allocate(64);
+ * kernels.heap.free(ptr);
+ * ```
+ */
+export class WasmKernels {
+  /** Allocator of the instance's memory. */
+  readonly heap: WasmHeap;
+  /** The raw exports. */
+  readonly exports: KernelExports;
+  #scratch = -1;
+  #scratchBytes = 0;
+
+  /** @param maxBytes the memory never grows past this (default and limit: 4 GiB) */
+  constructor(maxBytes: number = MAX_PAGES * 65536) {
+    const maxPages = Math.max(2, Math.min(MAX_PAGES, Math.floor(maxBytes / 65536)));
+    const memory = new WebAssembly.Memory({ initial: 2, maximum: maxPages });
+    const instance = new WebAssembly.Instance(kernelModule(), { env: { memory } });
+    this.exports = instance.exports as unknown as KernelExports;
+    this.heap = new WasmHeap(memory, this.exports.__heap_base.value as number, maxPages);
+  }
+
+  /** Bytes held by the scratch block. */
+  get scratchBytes(): number {
+    return this.#scratchBytes;
+  }
+
+  /**
+   * A scratch block of at least `bytes` bytes, reused across calls (grown when too small), or -1
+   * when the memory cannot hold it. Allocating may grow the memory: take views afterwards.
+   */
+  scratch(bytes: number): number {
+    if (bytes <= this.#scratchBytes) return this.#scratch;
+    if (this.#scratch >= 0) this.heap.free(this.#scratch);
+    this.#scratchBytes = 0;
+    // Some headroom so that slowly growing shapes do not reallocate every call.
+    const size = Math.ceil((bytes * 1.25) / 16) * 16;
+    this.#scratch = this.heap.allocate(size);
+    if (this.#scratch >= 0) this.#scratchBytes = size;
+    return this.#scratch;
+  }
+}

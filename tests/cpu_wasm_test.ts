@@ -1,0 +1,191 @@
+// The wasm SIMD kernels against the TypeScript kernels (`cpuKernels: "typescript"`), bit for bit,
+// on configurations chosen to reach every branch of kernels.c: plane counts 1..9 (bilinear's
+// partial lane groups), widths around multiples of 4 (vector loops and their tails), nearest
+// factors 1 and 2, ranges of 0..2 and > 2 outputs, the fused 2x2 rows, every dtype, and gradients
+// with inf, NaN, -0, huge and subnormal values. Then the heap: growth between ops, fallbacks.
+
+import assert from "node:assert/strict";
+import {
+  Device,
+  type DType,
+  DTYPES,
+  type Tensor,
+  upsampleBilinear2dBackward,
+  upsampleNearestExact1dBackward,
+  upsampleNearestExact2dBackward,
+} from "../mod.ts";
+import { CpuBackend } from "../src/cpu/backend.ts";
+import { KERNELS_SOURCE_SHA256 } from "../src/cpu/wasm/kernels_wasm.ts";
+import { sha256Hex } from "../tools/sha256.ts";
+import { assertBitEqual, rng } from "./helpers.ts";
+
+const SPECIALS = [Infinity, -Infinity, NaN, -0, 3e38, -3e38, 1e-40, 65504, 2 ** -24, 1e-8];
+
+function gradValues(r: () => number, n: number): Float32Array {
+  const values = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    values[i] = r() < 0.03 ? SPECIALS[Math.floor(r() * SPECIALS.length)] : (r() - 0.5) * 8;
+  }
+  return values;
+}
+
+type Run = (device: Device, grad: Tensor) => Tensor;
+
+async function compare(
+  what: string,
+  shape: number[],
+  dtype: DType,
+  run: Run,
+  seed: number,
+): Promise<void> {
+  const values = gradValues(rng(seed), shape.reduce((a, b) => a * b, 1));
+  using wasm = Device.open({ backend: "cpu" });
+  using ts = Device.open({ backend: "cpu", cpuKernels: "typescript" });
+  using a = run(wasm, wasm.tensor(values, shape, { dtype }));
+  using b = run(ts, ts.tensor(values, shape, { dtype }));
+  assertBitEqual(await a.toFloat32Array(), await b.toFloat32Array(), `${what} ${dtype}`);
+}
+
+Deno.test("wasm kernels: the committed module was built from kernels.c", async () => {
+  const source = await Deno.readFile(new URL("../src/cpu/wasm/kernels.c", import.meta.url));
+  assert.equal(
+    await sha256Hex(source),
+    KERNELS_SOURCE_SHA256,
+    "kernels.c changed: run `deno run -A tools/build_wasm.ts` and commit kernels_wasm.ts",
+  );
+});
+
+Deno.test("wasm kernels: nearest-exact equals the TypeScript kernels bit for bit", async (t) => {
+  // [inSize, outSize, scale]: factors 1 and 2, 0..2 outputs per input, > 2, ties, 50x.
+  const dims: [number, number, number][] = [
+    [9, 9, 0],
+    [9, 18, 0],
+    [4, 8, 2],
+    [7, 11, 1.7],
+    [70, 119, 1.7],
+    [12, 7, 0],
+    [27, 8, 0.3],
+    [5, 17, 0],
+    [3, 13, 0],
+    [1, 50, 50],
+    [2, 41, 0],
+    [13, 26, 0],
+  ];
+  let seed = 1;
+  for (const dtype of DTYPES) {
+    await t.step(dtype, async () => {
+      for (const [inW, outW, sw] of dims) {
+        for (const planes of [[1, 1], [2, 3]]) {
+          await compare(
+            `1d ${inW}->${outW}`,
+            [...planes, outW],
+            dtype,
+            (_d, g) =>
+              upsampleNearestExact1dBackward(g, {
+                outputSize: [outW],
+                inputSize: [...planes, inW],
+                scales: sw || undefined,
+              }),
+            seed++,
+          );
+        }
+        for (const [inH, outH, sh] of [[3, 6, 0], [5, 3, 0], [4, 11, 0], [6, 6, 0]]) {
+          const inputSize = [2, 2, inH, inW];
+          await compare(
+            `2d ${inH}x${inW}->${outH}x${outW}`,
+            [2, 2, outH, outW],
+            dtype,
+            (_d, g) =>
+              upsampleNearestExact2dBackward(g, {
+                outputSize: [outH, outW],
+                inputSize,
+                scalesH: sh || undefined,
+                scalesW: sw || undefined,
+              }),
+            seed++,
+          );
+        }
+      }
+    });
+  }
+});
+
+Deno.test("wasm kernels: bilinear equals the TypeScript kernels bit for bit", async (t) => {
+  const dims: [number, number][] = [[4, 8], [8, 4], [5, 5], [1, 7], [7, 1], [6, 13], [13, 6], [
+    2,
+    9,
+  ]];
+  let seed = 1000;
+  for (const dtype of DTYPES) {
+    await t.step(dtype, async () => {
+      for (const planes of [1, 2, 3, 4, 5, 7, 9]) {
+        for (const alignCorners of [false, true]) {
+          const [inH, outH] = dims[(planes + (alignCorners ? 3 : 0)) % dims.length];
+          const [inW, outW] = dims[(planes * 3 + 1) % dims.length];
+          await compare(
+            `bilinear ${planes} planes ${inH}x${inW}->${outH}x${outW} ac=${alignCorners}`,
+            [1, planes, outH, outW],
+            dtype,
+            (_d, g) =>
+              upsampleBilinear2dBackward(g, {
+                outputSize: [outH, outW],
+                inputSize: [1, planes, inH, inW],
+                alignCorners,
+              }),
+            seed++,
+          );
+        }
+      }
+    });
+  }
+});
+
+Deno.test("wasm heap: tensors stay intact while the memory grows between ops", async () => {
+  using device = Device.open({ backend: "cpu" });
+  const values = gradValues(rng(7), 2 * 3 * 8 * 8);
+  using grad = device.tensor(values, [2, 3, 8, 8]);
+  using first = upsampleBilinear2dBackward(grad, { outputSize: [8, 8], inputSize: [2, 3, 4, 4] });
+  const expected = await first.toFloat32Array();
+  // Several large tensors: each grows the memory, which detaches the views taken before.
+  const big = [1, 2, 3].map((k) => device.zeros([k * 1024, 1024]));
+  using again = upsampleBilinear2dBackward(grad, { outputSize: [8, 8], inputSize: [2, 3, 4, 4] });
+  assertBitEqual(await again.toFloat32Array(), expected, "after growth");
+  assertBitEqual(await first.toFloat32Array(), expected, "earlier result after growth");
+  assertBitEqual(await grad.toFloat32Array(), values, "gradient after growth");
+  for (const tensor of big) tensor.dispose();
+});
+
+Deno.test("wasm heap: a full heap falls back to host arrays and the TypeScript kernels", async () => {
+  // 1 MiB of heap: the gradient fits, the 2 MiB result and later tensors do not.
+  const backend = new CpuBackend("auto", { heapLimitBytes: 2 ** 20 });
+  const small = backend.allocate("float32", 1024);
+  const large = backend.allocate("float32", 512 * 1024);
+  assert.notEqual(small.heap, null);
+  assert.equal(large.heap, null);
+  const values = gradValues(rng(9), 1024);
+  backend.upload(small, values);
+  const view = { dtype: "float32" as const, storageLength: 1024, offset: 0 };
+  const call = {
+    op: "nearestExact2d" as const,
+    dtype: "float32" as const,
+    inputSize: [1, 1, 16, 16],
+    outputSize: [32, 32],
+    scales: [0, 0],
+    alignCorners: false,
+    deterministic: true,
+    gradOutput: { ...view, handle: small, shape: [1, 1, 32, 32], strides: [1024, 1024, 32, 1] },
+    out: { ...view, handle: large, shape: [1, 1, 16, 16], strides: [256, 256, 16, 1] },
+  };
+  backend.launch(call);
+  using ts = Device.open({ backend: "cpu", cpuKernels: "typescript" });
+  using expected = upsampleNearestExact2dBackward(ts.tensor(values, [1, 1, 32, 32]), {
+    outputSize: [32, 32],
+    inputSize: [1, 1, 16, 16],
+  });
+  const got = await backend.download(large, "float32", 0, 256);
+  assertBitEqual(got as Float32Array, await expected.toFloat32Array(), "host fallback");
+  backend.free(small);
+  backend.free(large);
+  assert.equal(backend.heapLiveBytes, 0);
+  backend.close();
+});
