@@ -15,7 +15,14 @@ import {
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
 import { CpuBackend } from "../src/cpu/backend.ts";
+import { WasmKernels } from "../src/cpu/wasm/instance.ts";
 import { KERNELS_SOURCE_SHA256 } from "../src/cpu/wasm/kernels_wasm.ts";
+import {
+  bfloat16BitsFromFloat32,
+  bfloat16BitsToNumber,
+  float16BitsFromFloat32,
+  float16BitsToNumber,
+} from "../src/tensor/dtype.ts";
 import { sha256Hex } from "../tools/sha256.ts";
 import { assertBitEqual, rng } from "./helpers.ts";
 
@@ -188,4 +195,56 @@ Deno.test("wasm heap: a full heap falls back to host arrays and the TypeScript k
   backend.free(large);
   assert.equal(backend.heapLiveBytes, 0);
   backend.close();
+});
+
+Deno.test("wasm conversions: every float16/bfloat16 pattern widens, and float32 narrows, as dtype.ts", () => {
+  const kernels = new WasmKernels();
+  const n = 65536;
+  // 2^20 float32 patterns: every float16 value and its neighbours' midpoints, then random bits.
+  const m = 1 << 20;
+  const src16 = kernels.heap.allocate(2 * n);
+  const dst32 = kernels.heap.allocate(4 * Math.max(n, m));
+  const out16 = kernels.heap.allocate(2 * m);
+  const buffer = kernels.heap.memory.buffer;
+  const bits = new Uint16Array(buffer, src16, n);
+  for (let i = 0; i < n; i++) bits[i] = i;
+  const wide = new Float32Array(buffer, dst32, n);
+  const wideBits = new Uint32Array(buffer, dst32, n);
+  for (const [code, toNumber] of [[1, float16BitsToNumber], [2, bfloat16BitsToNumber]] as const) {
+    kernels.exports.widen_to_f32(code, src16, dst32, n);
+    for (let i = 0; i < n; i++) {
+      const want = toNumber(i);
+      if (Number.isNaN(want)) assert.ok(Number.isNaN(wide[i]), `widen ${code} ${i}`);
+      else assert.equal(Object.is(wide[i], want), true, `widen ${code} 0x${i.toString(16)}`);
+    }
+  }
+  const samples = new Uint32Array(buffer, dst32, m);
+  const r = rng(11);
+  for (let i = 0; i < m; i++) {
+    const h = i & 0xffff;
+    // Exact float16 values, values half an ulp above them (ties and near-ties), random bits.
+    if (i < n) samples[i] = new Uint32Array(Float32Array.of(float16BitsToNumber(h)).buffer)[0];
+    else if (i < 2 * n) samples[i] = samples[h] + 0x1000 + (i & 1);
+    else samples[i] = Math.floor(r() * 2 ** 32);
+  }
+  const floats = new Float32Array(buffer, dst32, m);
+  const narrowed = new Uint16Array(buffer, out16, m);
+  for (
+    const [code, fromFloat32] of [[1, float16BitsFromFloat32], [
+      2,
+      bfloat16BitsFromFloat32,
+    ]] as const
+  ) {
+    kernels.exports.narrow_from_f32(code, dst32, out16, m);
+    for (let i = 0; i < m; i++) {
+      const want = fromFloat32(floats[i]);
+      if (narrowed[i] !== want) {
+        assert.fail(
+          `narrow ${code}: bits 0x${samples[i].toString(16)} -> 0x${
+            narrowed[i].toString(16)
+          }, want 0x${want.toString(16)}`,
+        );
+      }
+    }
+  }
 });

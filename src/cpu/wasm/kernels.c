@@ -68,20 +68,76 @@ static inline uint16_t f32_to_bf16(float x) {
   return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
 }
 
+/* float16 bits (low halves of four u32 lanes) to float32, exactly, as f16_to_f32. */
+static inline v128_t f16x4_to_f32(v128_t h) {
+  v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16);
+  v128_t em = wasm_v128_and(h, wasm_i32x4_splat(0x7fff));
+  v128_t shifted = wasm_i32x4_shl(em, 13);
+  v128_t scaled = wasm_f32x4_mul(shifted, wasm_f32x4_splat(0x1p112f));
+  v128_t special = wasm_v128_or(shifted, wasm_i32x4_splat(0x7f800000));
+  v128_t isSpecial = wasm_i32x4_ge(em, wasm_i32x4_splat(0x7c00));
+  return wasm_v128_or(sign, wasm_v128_bitselect(special, scaled, isSpecial));
+}
+
+/* float32 to float16 bits (in u32 lanes), nearest even, as f32_to_f16. */
+static inline v128_t f32x4_to_f16(v128_t x) {
+  v128_t sign = wasm_v128_and(wasm_u32x4_shr(x, 16), wasm_i32x4_splat(0x8000));
+  v128_t a = wasm_v128_and(x, wasm_i32x4_splat(0x7fffffff));
+  v128_t odd = wasm_v128_and(wasm_u32x4_shr(a, 13), wasm_i32x4_splat(1));
+  v128_t normal = wasm_u32x4_shr(
+      wasm_i32x4_add(wasm_i32x4_add(a, wasm_i32x4_splat((int32_t)0xc8000fff)), odd), 13);
+  v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(a, wasm_f32x4_splat(0.5f)),
+                              wasm_i32x4_splat(0x3f000000));
+  v128_t r = wasm_v128_bitselect(sub, normal, wasm_u32x4_lt(a, wasm_i32x4_splat(0x38800000)));
+  r = wasm_v128_bitselect(wasm_i32x4_splat(0x7c00), r,
+                          wasm_u32x4_ge(a, wasm_i32x4_splat(0x477ff000)));
+  r = wasm_v128_or(r, sign);
+  return wasm_v128_bitselect(wasm_i32x4_splat(0x7e00), r,
+                             wasm_u32x4_gt(a, wasm_i32x4_splat(0x7f800000)));
+}
+
+/* float32 to bfloat16 bits (in u32 lanes), nearest even, as f32_to_bf16. */
+static inline v128_t f32x4_to_bf16(v128_t u) {
+  v128_t odd = wasm_v128_and(wasm_u32x4_shr(u, 16), wasm_i32x4_splat(1));
+  v128_t r = wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(u, wasm_i32x4_splat(0x7fff)), odd), 16);
+  v128_t nan = wasm_u32x4_gt(wasm_v128_and(u, wasm_i32x4_splat(0x7fffffff)),
+                             wasm_i32x4_splat(0x7f800000));
+  return wasm_v128_bitselect(wasm_i32x4_splat(0x7fc0), r, nan);
+}
+
 static void widen(int dtype, const uint16_t *src, float *dst, int n) {
-  if (dtype == DT_BF16) {
-    for (int i = 0; i < n; i++) dst[i] = bf16_to_f32(src[i]);
-  } else {
-    for (int i = 0; i < n; i++) dst[i] = f16_to_f32(src[i]);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v128_t h = wasm_v128_load(src + i);
+    v128_t lo = wasm_u32x4_extend_low_u16x8(h), hi = wasm_u32x4_extend_high_u16x8(h);
+    if (dtype == DT_BF16) {
+      lo = wasm_i32x4_shl(lo, 16);
+      hi = wasm_i32x4_shl(hi, 16);
+    } else {
+      lo = f16x4_to_f32(lo);
+      hi = f16x4_to_f32(hi);
+    }
+    wasm_v128_store(dst + i, lo);
+    wasm_v128_store(dst + i + 4, hi);
   }
+  for (; i < n; i++) dst[i] = dtype == DT_BF16 ? bf16_to_f32(src[i]) : f16_to_f32(src[i]);
 }
 
 static void narrow(int dtype, const float *src, uint16_t *dst, int n) {
-  if (dtype == DT_BF16) {
-    for (int i = 0; i < n; i++) dst[i] = f32_to_bf16(src[i]);
-  } else {
-    for (int i = 0; i < n; i++) dst[i] = f32_to_f16(src[i]);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v128_t lo = wasm_v128_load(src + i), hi = wasm_v128_load(src + i + 4);
+    if (dtype == DT_BF16) {
+      lo = f32x4_to_bf16(lo);
+      hi = f32x4_to_bf16(hi);
+    } else {
+      lo = f32x4_to_f16(lo);
+      hi = f32x4_to_f16(hi);
+    }
+    /* Lanes hold values <= 0xffff, so the saturating narrow is exact. */
+    wasm_v128_store(dst + i, wasm_u16x8_narrow_i32x4(lo, hi));
   }
+  for (; i < n; i++) dst[i] = dtype == DT_BF16 ? f32_to_bf16(src[i]) : f32_to_f16(src[i]);
 }
 
 /** Widens `n` float16 (dtype 1) or bfloat16 (dtype 2) values to float32. */
