@@ -1,16 +1,16 @@
 /**
- * One aclnn two-phase call: describe the views with `aclCreateTensor`, phase 1 for the workspace size and
- * executor, workspace from the device cache, phase 2 on the stream; every aclnn object is destroyed on
- * every path.
+ * One aclnn two-phase call: the views' descriptors from the device's cache (`descriptors.ts`), phase 1
+ * for the workspace size and executor, workspace from the device cache, phase 2 on the stream; a failed
+ * call destroys whatever aclnn object it created.
  *
  * @module
  */
 
-import type { StorageView, UpsampleCall, UpsampleOp, UpsampleParams } from "../backend.ts";
+import type { UpsampleCall, UpsampleOp, UpsampleParams } from "../backend.ts";
+import type { DescriptorCache } from "./descriptors.ts";
 import type { CannLibraries } from "./loader.ts";
 import type { CannRuntime } from "./runtime.ts";
 import { MissingSymbolError } from "./status.ts";
-import { ACL_DTYPE, ACL_FORMAT } from "./symbols.ts";
 
 /** A device buffer: its address and size in bytes (address 0n for an empty buffer). */
 export interface NpuBuffer {
@@ -26,6 +26,8 @@ export interface LaunchTarget {
   readonly runtime: CannRuntime;
   /** The device stream. */
   readonly stream: bigint;
+  /** The device's aclTensor/aclIntArray descriptors. */
+  readonly descriptors: DescriptorCache;
   /** Returns a workspace of at least `bytes` (cached, grow-only). */
   workspace(bytes: bigint): bigint;
 }
@@ -38,7 +40,10 @@ const PHASE1_NAMES: Readonly<Record<UpsampleOp, string>> = {
 
 type AclnnFn = (...args: unknown[]) => number;
 
-/** The two entry points of an op (symbol names; the functions are looked up in the table). */
+/**
+ * The two entry points of an op (symbol names; the functions are looked up in the table at each call,
+ * so a wrapped table entry, as the tests use to watch calls, is always the one called).
+ */
 interface OpSymbols {
   /** Phase-2 API name, e.g. `aclnnUpsampleBilinear2dBackwardV2`. */
   readonly name: string;
@@ -86,9 +91,10 @@ export function opApiName(libs: CannLibraries, op: UpsampleOp): string {
  */
 export function checkOpSupported(libs: CannLibraries, params: UpsampleParams): void {
   const { name, phase1Name } = opSymbols(libs, params.op);
-  for (const symbol of [phase1Name, name]) {
-    if (opFunction(libs, symbol) === null) throw new MissingSymbolError(symbol, libs.opapiPath);
+  if (opFunction(libs, phase1Name) === null) {
+    throw new MissingSymbolError(phase1Name, libs.opapiPath);
   }
+  if (opFunction(libs, name) === null) throw new MissingSymbolError(name, libs.opapiPath);
   if (params.op !== "bilinear2d" || name.endsWith("V2")) return;
   if (params.dtype === "bfloat16") {
     throw new TypeError(
@@ -113,76 +119,35 @@ export function checkOpSupported(libs: CannLibraries, params: UpsampleParams): v
   });
 }
 
-/** Reused buffers for the descriptors (aclCreateTensor and aclCreateIntArray copy their inputs). */
-const dimsScratch = new BigInt64Array(8);
-const stridesScratch = new BigInt64Array(8);
-const storageScratch = new BigInt64Array(1);
-// 32-bit views of the same memory: writing halves avoids allocating a BigInt per element.
-const dims32 = new Uint32Array(dimsScratch.buffer);
-const strides32 = new Uint32Array(stridesScratch.buffer);
-const storage32 = new Uint32Array(storageScratch.buffer);
-const SMALL = Array.from({ length: 9 }, (_, i) => BigInt(i));
-const FORMAT_BY_RANK: Readonly<Record<number, number>> = {
-  3: ACL_FORMAT.NCL,
-  4: ACL_FORMAT.NCHW,
-  5: ACL_FORMAT.NCDHW,
-};
-
-// Stores a non-negative safe integer as int64 (little-endian halves).
-function putInt64(target: Uint32Array, index: number, value: number): void {
-  target[2 * index] = value >>> 0;
-  target[2 * index + 1] = Math.floor(value / 4294967296);
-}
-
-function createTensor(libs: CannLibraries, view: StorageView<NpuBuffer>): bigint {
-  const rank = view.shape.length;
-  for (let d = 0; d < rank; d++) {
-    putInt64(dims32, d, view.shape[d]);
-    putInt64(strides32, d, view.strides[d]);
-  }
-  putInt64(storage32, 0, view.storageLength);
-  return libs.nnopbase.aclCreateTensor(
-    dimsScratch,
-    SMALL[rank],
-    ACL_DTYPE[view.dtype],
-    stridesScratch,
-    BigInt(view.offset),
-    FORMAT_BY_RANK[rank] ?? ACL_FORMAT.ND,
-    storageScratch,
-    1n,
-    view.handle.address,
-  );
-}
-
-function createIntArray(libs: CannLibraries, values: readonly number[]): bigint {
-  for (let i = 0; i < values.length; i++) putInt64(dims32, i, values[i]);
-  return libs.nnopbase.aclCreateIntArray(dimsScratch, SMALL[values.length]);
-}
-
 /**
- * Runs both phases of an op on the device stream. aclTensor/aclIntArray handles are destroyed before
- * returning, on success and on every error; the executor is consumed by phase 2, or destroyed here when
- * phase 2 is never reached.
+ * Runs both phases of an op on the device stream. The aclTensor/aclIntArray descriptors come from the
+ * target's {@link DescriptorCache} (created on first use of a view, kept while its buffer lives); the
+ * ones this call created are destroyed again when it fails. The executor is consumed by phase 2, or
+ * destroyed here when phase 2 is never reached.
  *
  * @throws {AclError} with the failing API's status and the runtime's message
+ * @example
+ * ```ts ignore
+ * launchAclnn(backend, call); // enqueued on backend.stream
+ * ```
  */
 export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>): void {
-  const { runtime, stream } = target;
+  const { runtime, stream, descriptors } = target;
   const { libs } = runtime;
-  const { name, phase1Name } = opSymbols(libs, call.op);
+  const symbols = opSymbols(libs, call.op);
   // Both exist: checkOpSupported ran before anything was allocated.
-  const phase1 = opFunction(libs, phase1Name)!;
-  const phase2 = opFunction(libs, name)!;
-  const { nnopbase } = libs;
-  let grad = 0n, out = 0n, outputSize = 0n, inputSize = 0n;
+  const phase1 = opFunction(libs, symbols.phase1Name)!;
+  const phase2 = opFunction(libs, symbols.name)!;
+  checkSizes(call);
+  let launched = false;
   try {
-    grad = createTensor(libs, call.gradOutput);
-    out = createTensor(libs, call.out);
-    outputSize = createIntArray(libs, call.outputSize);
-    inputSize = createIntArray(libs, call.inputSize);
-    if (grad === 0n || out === 0n || outputSize === 0n || inputSize === 0n) {
-      throw runtime.error(561000, "aclCreateTensor/aclCreateIntArray");
-    }
+    const gradView = descriptors.view(call.gradOutput);
+    const outView = descriptors.view(call.out);
+    const grad = gradView.tensor;
+    const out = outView.tensor;
+    // Validated: outputSize is gradOutput's spatial shape and inputSize is out's shape.
+    const outputSize = descriptors.spatialSizes(gradView);
+    const inputSize = descriptors.fullSizes(outView);
     const wsOut = runtime.out64;
     const exOut = runtime.outExecutor;
     wsOut[0] = 0n;
@@ -202,7 +167,7 @@ export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>)
       : call.op === "nearestExact2d"
       ? phase1(grad, outputSize, inputSize, call.scales[0], call.scales[1], out, wsOut, exOut)
       : phase1(grad, outputSize, inputSize, call.scales[0], out, wsOut, exOut);
-    runtime.check(status, phase1Name);
+    runtime.check(status, symbols.phase1Name);
     const executor = exOut[0];
     const workspaceSize = wsOut[0];
     let workspace = 0n;
@@ -210,15 +175,31 @@ export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>)
       if (workspaceSize > 0n) workspace = target.workspace(workspaceSize);
     } catch (error) {
       // Phase 2 will not run: free the executor through the documented repeatable path.
-      nnopbase.aclSetAclOpExecutorRepeatable(executor);
-      nnopbase.aclDestroyAclOpExecutor(executor);
+      libs.nnopbase.aclSetAclOpExecutorRepeatable(executor);
+      libs.nnopbase.aclDestroyAclOpExecutor(executor);
       throw error;
     }
-    runtime.check(phase2(workspace, workspaceSize, executor, stream), name);
+    runtime.check(phase2(workspace, workspaceSize, executor, stream), symbols.name);
+    launched = true;
   } finally {
-    if (grad !== 0n) nnopbase.aclDestroyTensor(grad);
-    if (out !== 0n) nnopbase.aclDestroyTensor(out);
-    if (outputSize !== 0n) nnopbase.aclDestroyIntArray(outputSize);
-    if (inputSize !== 0n) nnopbase.aclDestroyIntArray(inputSize);
+    if (launched) descriptors.commit();
+    else descriptors.rollback();
+  }
+}
+
+// The cached int arrays are the views' own sizes: refuse a call whose sizes say otherwise (only an
+// internal caller that skipped validation could make one).
+function checkSizes(call: UpsampleCall<NpuBuffer>): void {
+  const { outputSize, inputSize } = call;
+  const gradShape = call.gradOutput.shape;
+  const outShape = call.out.shape;
+  let same = gradShape.length === outputSize.length + 2 && outShape.length === inputSize.length;
+  for (let i = 0; same && i < outputSize.length; i++) same = gradShape[i + 2] === outputSize[i];
+  for (let i = 0; same && i < inputSize.length; i++) same = outShape[i] === inputSize[i];
+  if (!same) {
+    throw new TypeError(
+      `launchAclnn: outputSize [${outputSize}] / inputSize [${inputSize}] disagree with the ` +
+        `gradOutput shape [${gradShape}] / out shape [${outShape}]`,
+    );
   }
 }

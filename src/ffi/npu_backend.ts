@@ -8,6 +8,7 @@
 import type { Backend, UpsampleCall, UpsampleParams } from "../backend.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
 import { checkOpSupported, launchAclnn, type LaunchTarget, type NpuBuffer } from "./aclnn_call.ts";
+import { DescriptorCache } from "./descriptors.ts";
 import { loadCann } from "./loader.ts";
 import { CannRuntime } from "./runtime.ts";
 import { AclError, LibraryLoadError } from "./status.ts";
@@ -26,6 +27,8 @@ export interface NpuOpenOptions {
 }
 
 const ACL_ERROR_RT_CONTEXT_NULL = 107002;
+// aclCreateTensor/aclCreateIntArray return NULL, not a status: report them as aclnn's inner error.
+const ACLNN_ERR_INNER = 561000;
 // Deferred frees above this many bytes force a sync, so dropping results in a loop cannot grow memory.
 const MAX_DEFERRED_BYTES = 256 * 2 ** 20;
 
@@ -106,6 +109,8 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   // earlier user of the same device in this process may have left it either way).
   #deterministic: boolean | null = null;
   #closed = false;
+  /** Part of the launch target: aclTensor/aclIntArray descriptors of the views ops have used. */
+  readonly descriptors: DescriptorCache;
 
   /** Internal: use {@link openNpuBackend}. */
   constructor(
@@ -119,7 +124,12 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     readonly stream: bigint,
     /** SoC name and index. */
     readonly name: string,
-  ) {}
+  ) {
+    this.descriptors = new DescriptorCache(
+      runtime.libs.nnopbase,
+      (api) => runtime.error(ACLNN_ERR_INNER, api),
+    );
+  }
 
   /** Allocates device memory (32-byte aligned by the runtime); empty buffers take none. */
   allocate(dtype: DType, length: number): NpuBuffer {
@@ -127,9 +137,13 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     return bytes === 0 ? { address: 0n, bytes: 0 } : this.#malloc(bytes);
   }
 
-  /** Frees now when the stream is idle, else after the next sync (queued work may still use it). */
+  /**
+   * Destroys the buffer's cached descriptors, then frees it now when the stream is idle, else after the
+   * next sync (queued work may still use it; the descriptors were only needed to enqueue it).
+   */
   free(buffer: NpuBuffer): void {
     if (buffer.address === 0n) return;
+    this.descriptors.forget(buffer);
     if (this.#enqueued === this.#completed) {
       this.#release(buffer);
       return;
@@ -239,7 +253,10 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     return this.#syncing;
   }
 
-  /** Synchronizes, frees the workspace and every deferred buffer, destroys the stream, resets the device. */
+  /**
+   * Synchronizes, destroys the cached descriptors, frees the workspace and every deferred buffer,
+   * destroys the stream, resets the device.
+   */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
@@ -247,6 +264,7 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     this.runtime.activate(this.context);
     acl.aclrtSynchronizeStream(this.stream);
     this.#completed = this.#enqueued;
+    this.descriptors.clear(); // normally empty: the device freed its buffers before closing the backend
     this.#flushDeferred();
     if (this.#workspace.address !== 0n) this.#release(this.#workspace);
     const teardown = (): void => {
