@@ -133,10 +133,18 @@ function run(op: UpsampleOp, gradOutput: unknown, options: unknown): Tensor {
   backend.checkSupported(call);
   const result = call.out ?? device.empty(call.dtype, call.inputSize);
   try {
+    // Spelled out rather than spread: one object shape for every call keeps the backends' property
+    // loads monomorphic, and nothing is copied twice.
     backend.launch({
-      ...call,
+      op: call.op,
+      dtype: call.dtype,
+      inputSize: call.inputSize,
+      outputSize: call.outputSize,
+      scales: call.scales,
+      alignCorners: call.alignCorners,
       gradOutput: storageView(call.gradOutput),
       out: storageView(result),
+      deterministic: call.deterministic,
     });
   } catch (error) {
     if (result !== call.out) result.dispose();
@@ -151,6 +159,8 @@ function storageView(tensor: Tensor): StorageView<unknown> {
     handle: storage.handle,
     dtype: storage.dtype,
     storageLength: storage.length,
-    ...layout,
+    shape: layout.shape,
+    strides: layout.strides,
+    offset: layout.offset,
   };
 }

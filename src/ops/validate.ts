@@ -111,21 +111,22 @@ export function resolveUpsample(
   gradOutput: unknown,
   options: unknown,
 ): ResolvedUpsample {
+  // Runs on every call: loops instead of array callbacks, and messages (and the arrays they show) are
+  // only built when a check fails.
   const rule = OP_RULES[op];
-  const fail = (Kind: typeof TypeError, message: string): never => {
-    throw new Kind(`${rule.name}: ${message}`);
-  };
-  const rank = rule.spatial.length + 2;
+  const spatial = rule.spatial.length;
+  const rank = spatial + 2;
 
   if (!isTensor(gradOutput)) {
-    fail(TypeError, `gradOutput must be a Tensor, got ${typeof gradOutput}`);
+    fail(rule, TypeError, `gradOutput must be a Tensor, got ${typeof gradOutput}`);
   }
-  const grad = gradOutput as Tensor;
+  const grad = gradOutput;
   if (grad.disposed) {
-    fail(TypeError, `gradOutput (${grad}) was disposed or its device closed`);
+    fail(rule, TypeError, `gradOutput (${grad}) was disposed or its device closed`);
   }
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
     fail(
+      rule,
       TypeError,
       `options must be an object with outputSize and inputSize, got ${show(options)}`,
     );
@@ -133,108 +134,73 @@ export function resolveUpsample(
   const opts = options as Record<string, unknown>;
   for (const key of Object.keys(opts)) {
     if (!rule.keys.has(key)) {
-      fail(TypeError, `unknown option "${key}" (allowed: ${[...rule.keys].join(", ")})`);
+      fail(rule, TypeError, `unknown option "${key}" (allowed: ${[...rule.keys].join(", ")})`);
     }
   }
 
-  const outputSize = sizeList(opts.outputSize, "outputSize", rule.spatial.length, fail);
-  const inputSize = sizeList(opts.inputSize, "inputSize", rank, fail);
-  const inSpatial = inputSize.slice(2);
-  if (inSpatial.some((s) => s < 1) || outputSize.some((s) => s < 1)) {
+  const outputSize = sizeList(opts.outputSize, "outputSize", spatial, rule);
+  const inputSize = sizeList(opts.inputSize, "inputSize", rank, rule);
+  let badIn = false, badOut = false;
+  for (let i = 0; i < spatial; i++) {
+    if (inputSize[2 + i] < 1) badIn = true;
+    if (outputSize[i] < 1) badOut = true;
+  }
+  if (badIn || badOut) {
+    const inSpatial = inputSize.slice(2);
     const describe = (sizes: number[]): string =>
       sizes.map((s, i) => `${rule.spatial[i]}: ${s}`).join(", ");
-    const which = outputSize.some((s) => s < 1)
-      ? inSpatial.some((s) => s < 1) ? "inputSize and outputSize" : "outputSize"
-      : "inputSize";
+    const which = badOut ? badIn ? "inputSize and outputSize" : "outputSize" : "inputSize";
     fail(
+      rule,
       RangeError,
       `${which}: input and output sizes should be greater than 0, but got input ` +
         `(${describe(inSpatial)}) output (${describe(outputSize)})`,
     );
   }
 
-  if (grad.shape.length !== rank) {
+  const gradShape = grad.shape;
+  if (gradShape.length !== rank) {
     fail(
+      rule,
       TypeError,
       `gradOutput must be ${rank}-D [N, C, ${rule.spatial.join(", ")}], got shape ${
-        show(grad.shape)
+        show(gradShape)
       }`,
     );
   }
-  const expected = [inputSize[0], inputSize[1], ...outputSize];
   for (let d = 0; d < rank; d++) {
-    if (grad.shape[d] !== expected[d]) {
+    const want = d < 2 ? inputSize[d] : outputSize[d - 2];
+    if (gradShape[d] !== want) {
+      const expected = [inputSize[0], inputSize[1], ...outputSize];
       fail(
+        rule,
         RangeError,
         `expected gradOutput to have the same shape as output [N, C, ...outputSize] = ` +
-          `${show(expected)}; output.size(${d}) = ${expected[d]} but got gradOutput.size(${d}) = ` +
-          `${grad.shape[d]}`,
+          `${show(expected)}; output.size(${d}) = ${want} but got gradOutput.size(${d}) = ` +
+          `${gradShape[d]}`,
       );
     }
   }
 
-  const scales = rule.scaleKeys.map((key, i) => {
-    const value = opts[key] ?? 0;
-    if (typeof value !== "number") fail(TypeError, `${key} must be a number, got ${show(value)}`);
-    const scale = value as number;
-    if (!Number.isFinite(scale) || scale < 0) {
-      fail(RangeError, `${key} must be a finite number >= 0 (0 = derive from sizes), got ${scale}`);
-    }
-    const dim = rule.spatial[i];
-    if (scale > 0 && Math.floor(inSpatial[i] * scale) !== outputSize[i]) {
-      fail(
-        RangeError,
-        `${key} ${scale} does not match the sizes: outputSize ${dim} (${
-          outputSize[i]
-        }) must equal ` +
-          `floor(inputSize ${dim} (${inSpatial[i]}) * ${key}) = ${
-            Math.floor(inSpatial[i] * scale)
-          }`,
-      );
-    }
-    // aclnn requires (scale > 0 ? 1 / scale : in / out) >= 0.02: the forward op may enlarge a
-    // dimension at most 50 times (ops-cv aclnn_upsample_nearest_exact*_backward.cpp).
-    const ratio = scale > 0 ? 1 / scale : inSpatial[i] / outputSize[i];
-    if (op !== "bilinear2d" && ratio < 1 / MAX_NEAREST_SCALE) {
-      fail(
-        RangeError,
-        `nearest-exact enlarges ${dim} at most ${MAX_NEAREST_SCALE}x (aclnn: 1 / scale >= ` +
-          `${1 / MAX_NEAREST_SCALE}), got inputSize ${dim} ${inSpatial[i]} -> outputSize ${dim} ` +
-          `${outputSize[i]}` + (scale > 0 ? ` with ${key} ${scale}` : ""),
-      );
-    }
-    return scale === 0 ? 0 : scale;
-  });
+  const scales: number[] = [];
+  for (let i = 0; i < spatial; i++) {
+    scales.push(
+      resolveScale(op, rule, i, opts[rule.scaleKeys[i]], inputSize[2 + i], outputSize[i]),
+    );
+  }
 
   const alignCorners = opts.alignCorners ?? false;
   if (typeof alignCorners !== "boolean") {
-    fail(TypeError, `alignCorners must be a boolean, got ${show(alignCorners)}`);
+    fail(rule, TypeError, `alignCorners must be a boolean, got ${show(alignCorners)}`);
   }
   const deterministic = opts.deterministic ?? grad.device.deterministic;
   if (typeof deterministic !== "boolean") {
-    fail(TypeError, `deterministic must be a boolean, got ${show(deterministic)}`);
+    fail(rule, TypeError, `deterministic must be a boolean, got ${show(deterministic)}`);
   }
 
-  let out: Tensor | null = null;
-  if (opts.out !== undefined && opts.out !== null) {
-    if (!isTensor(opts.out)) {
-      fail(TypeError, `out must be a Tensor, got ${show(opts.out)}`);
-    }
-    out = opts.out as Tensor;
-    if (out.disposed) fail(TypeError, `out (${out}) was disposed or its device closed`);
-    if (out.device !== grad.device) {
-      fail(TypeError, `out is on another device (${out.device.name}) than gradOutput`);
-    }
-    if (out.dtype !== grad.dtype) {
-      fail(TypeError, `out dtype ${out.dtype} must equal gradOutput dtype ${grad.dtype}`);
-    }
-    if (out.shape.length !== rank || out.shape.some((s, d) => s !== inputSize[d])) {
-      fail(RangeError, `out shape ${show(out.shape)} must equal inputSize ${show(inputSize)}`);
-    }
-    if (overlaps(out, grad)) {
-      fail(RangeError, `out must not share memory with gradOutput (their storage ranges overlap)`);
-    }
-  }
+  const out = opts.out === undefined || opts.out === null
+    ? null
+    : checkOut(rule, opts.out, grad, inputSize);
 
   return {
     op,
@@ -245,37 +211,126 @@ export function resolveUpsample(
     inputSize,
     outputSize,
     scales,
-    alignCorners: alignCorners as boolean,
-    deterministic: deterministic as boolean,
+    alignCorners,
+    deterministic,
   };
 }
 
-function sizeList(
+function fail(rule: OpRule, Kind: typeof TypeError, message: string): never {
+  throw new Kind(`${rule.name}: ${message}`);
+}
+
+// One scale factor: a number, finite, >= 0, consistent with the sizes, within aclnn's nearest-exact
+// limit. Returns it (+0 for "derive from the sizes").
+function resolveScale(
+  op: UpsampleOp,
+  rule: OpRule,
+  i: number,
+  given: unknown,
+  input: number,
+  output: number,
+): number {
+  const key = rule.scaleKeys[i];
+  const value = given ?? 0;
+  if (typeof value !== "number") {
+    fail(rule, TypeError, `${key} must be a number, got ${show(value)}`);
+  }
+  const scale = value;
+  if (!Number.isFinite(scale) || scale < 0) {
+    fail(
+      rule,
+      RangeError,
+      `${key} must be a finite number >= 0 (0 = derive from sizes), got ${scale}`,
+    );
+  }
+  const dim = rule.spatial[i];
+  if (scale > 0 && Math.floor(input * scale) !== output) {
+    fail(
+      rule,
+      RangeError,
+      `${key} ${scale} does not match the sizes: outputSize ${dim} (${output}) must equal ` +
+        `floor(inputSize ${dim} (${input}) * ${key}) = ${Math.floor(input * scale)}`,
+    );
+  }
+  // aclnn requires (scale > 0 ? 1 / scale : in / out) >= 0.02: the forward op may enlarge a
+  // dimension at most 50 times (ops-cv aclnn_upsample_nearest_exact*_backward.cpp).
+  const ratio = scale > 0 ? 1 / scale : input / output;
+  if (op !== "bilinear2d" && ratio < 1 / MAX_NEAREST_SCALE) {
+    fail(
+      rule,
+      RangeError,
+      `nearest-exact enlarges ${dim} at most ${MAX_NEAREST_SCALE}x (aclnn: 1 / scale >= ` +
+        `${1 / MAX_NEAREST_SCALE}), got inputSize ${dim} ${input} -> outputSize ${dim} ` +
+        `${output}` + (scale > 0 ? ` with ${key} ${scale}` : ""),
+    );
+  }
+  return scale === 0 ? 0 : scale;
+}
+
+// The `out` option: a live tensor on gradOutput's device, of its dtype, of shape inputSize, not
+// overlapping it.
+function checkOut(
+  rule: OpRule,
   value: unknown,
-  name: string,
-  length: number,
-  fail: (Kind: typeof TypeError, message: string) => never,
-): number[] {
+  grad: Tensor,
+  inputSize: readonly number[],
+): Tensor {
+  if (!isTensor(value)) {
+    fail(rule, TypeError, `out must be a Tensor, got ${show(value)}`);
+  }
+  const out = value;
+  if (out.disposed) fail(rule, TypeError, `out (${out}) was disposed or its device closed`);
+  if (out.device !== grad.device) {
+    fail(rule, TypeError, `out is on another device (${out.device.name}) than gradOutput`);
+  }
+  if (out.dtype !== grad.dtype) {
+    fail(rule, TypeError, `out dtype ${out.dtype} must equal gradOutput dtype ${grad.dtype}`);
+  }
+  const shape = out.shape;
+  let same = shape.length === inputSize.length;
+  for (let d = 0; same && d < shape.length; d++) same = shape[d] === inputSize[d];
+  if (!same) {
+    fail(rule, RangeError, `out shape ${show(shape)} must equal inputSize ${show(inputSize)}`);
+  }
+  if (overlaps(out, grad)) {
+    fail(
+      rule,
+      RangeError,
+      `out must not share memory with gradOutput (their storage ranges overlap)`,
+    );
+  }
+  return out;
+}
+
+// A copy of a size list (each element read once, so what is checked is what is used), or a throw.
+function sizeList(value: unknown, name: string, length: number, rule: OpRule): number[] {
   if (!Array.isArray(value)) {
-    fail(TypeError, `${name} must be an array of ${length} integers, got ${show(value)}`);
+    fail(rule, TypeError, `${name} must be an array of ${length} integers, got ${show(value)}`);
   }
   const list = value as unknown[];
   if (list.length !== length) {
-    fail(TypeError, `it is expected ${name} equals to ${length}, but got size ${list.length}`);
+    fail(
+      rule,
+      TypeError,
+      `it is expected ${name} equals to ${length}, but got size ${list.length}`,
+    );
   }
-  for (const size of list) {
+  const sizes: number[] = [];
+  for (let i = 0; i < length; i++) {
+    const size = list[i];
     if (typeof size !== "number") {
-      fail(TypeError, `${name} must hold integers, got ${show(list)}`);
+      fail(rule, TypeError, `${name} must hold integers, got ${show(list)}`);
     }
-    if (!Number.isSafeInteger(size) || (size as number) < 0) {
-      fail(RangeError, `${name} values must be integers >= 0 below 2^53, got ${show(list)}`);
+    if (!Number.isSafeInteger(size) || size < 0) {
+      fail(rule, RangeError, `${name} values must be integers >= 0 below 2^53, got ${show(list)}`);
     }
+    sizes.push(size);
   }
-  const count = elementCount(list as number[]);
+  const count = elementCount(sizes);
   if (count > Number.MAX_SAFE_INTEGER) {
-    fail(RangeError, `${name} ${show(list)} has ${count} elements, more than 2^53 - 1`);
+    fail(rule, RangeError, `${name} ${show(list)} has ${count} elements, more than 2^53 - 1`);
   }
-  return [...list as number[]];
+  return sizes;
 }
 
 function overlaps(a: Tensor, b: Tensor): boolean {
