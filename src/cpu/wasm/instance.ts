@@ -18,14 +18,17 @@ export interface KernelExports {
     planes: number,
     inH: number,
     inW: number,
-    outH: number,
     outW: number,
     hStarts: number,
     wStarts: number,
     wFactor: number,
     maxRange: number,
-    scratch: number,
+    work: number,
   ): void;
+  /** Work bytes `nearest_backward` needs. */
+  nearest_scratch_bytes(inW: number, outW: number): number;
+  /** Work bytes `bilinear_backward` needs. */
+  bilinear_scratch_bytes(inH: number, inW: number, outH: number, outW: number): number;
   /** See `bilinear_backward` in kernels.c. */
   bilinear_backward(
     dtype: number,

@@ -150,15 +150,124 @@ EXPORT(narrow_from_f32) void narrow_from_f32(int dtype, const float *src, uint16
   narrow(dtype, src, dst, n);
 }
 
-/* ---------------------------------------------------------------- nearest-exact */
+/* ---------------------------------------------------------------- plane groups */
 
 /*
- * acc[iw] (+)= src[ow] over the outputs ow of input iw, in ascending ow, in float32. `first`: the
- * sums start from +0 (as PyTorch's zeroed gradInput) rather than from acc. An accumulator that
- * starts at +0 can never become -0 under round-to-nearest, so adding a padding +0 changes nothing.
+ * Most kernels run four planes at once, one plane per vector lane: every lane performs exactly the
+ * scalar operation sequence of its own plane, so vectorizing changes no bit. A group with fewer
+ * than four real planes repeats its last plane in the spare lanes (read only, never written).
  */
-static void accumulate_row(float *restrict acc, const float *restrict src, int first, int inW,
-                           int factor, const int32_t *restrict starts, int maxRange) {
+typedef struct {
+  const char *grad[4];
+  char *out[4];
+  int lanes;
+} group_t;
+
+static group_t group_at(int dtype, const void *grad, void *out, int planes, int p0,
+                        size_t gradPlane, size_t outPlane) {
+  group_t g;
+  size_t size = dtype == DT_F32 ? 4 : 2;
+  g.lanes = planes - p0 < 4 ? planes - p0 : 4;
+  for (int l = 0; l < 4; l++) {
+    size_t p = (size_t)p0 + (size_t)(l < g.lanes ? l : g.lanes - 1);
+    g.grad[l] = (const char *)grad + p * gradPlane * size;
+    g.out[l] = (char *)out + p * outPlane * size;
+  }
+  return g;
+}
+
+/* dst[4 i + l] = rows[l][i]: four rows to one row of four-lane vectors. */
+static void interleave4(const float *const rows[4], float *restrict dst, int n) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v128_t a = wasm_v128_load(rows[0] + i), b = wasm_v128_load(rows[1] + i);
+    v128_t c = wasm_v128_load(rows[2] + i), d = wasm_v128_load(rows[3] + i);
+    v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
+    v128_t cd0 = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), cd1 = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);
+    wasm_v128_store(dst + 4 * i, wasm_i64x2_shuffle(ab0, cd0, 0, 2));
+    wasm_v128_store(dst + 4 * i + 4, wasm_i64x2_shuffle(ab0, cd0, 1, 3));
+    wasm_v128_store(dst + 4 * i + 8, wasm_i64x2_shuffle(ab1, cd1, 0, 2));
+    wasm_v128_store(dst + 4 * i + 12, wasm_i64x2_shuffle(ab1, cd1, 1, 3));
+  }
+  for (; i < n; i++) {
+    wasm_v128_store(dst + 4 * i, wasm_f32x4_make(rows[0][i], rows[1][i], rows[2][i], rows[3][i]));
+  }
+}
+
+/* rows[l][i] = src[4 i + l]: the inverse of interleave4. */
+static void deinterleave4(const float *restrict src, float *const rows[4], int n) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v128_t a = wasm_v128_load(src + 4 * i), b = wasm_v128_load(src + 4 * i + 4);
+    v128_t c = wasm_v128_load(src + 4 * i + 8), d = wasm_v128_load(src + 4 * i + 12);
+    v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
+    v128_t cd0 = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), cd1 = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);
+    wasm_v128_store(rows[0] + i, wasm_i64x2_shuffle(ab0, cd0, 0, 2));
+    wasm_v128_store(rows[1] + i, wasm_i64x2_shuffle(ab0, cd0, 1, 3));
+    wasm_v128_store(rows[2] + i, wasm_i64x2_shuffle(ab1, cd1, 0, 2));
+    wasm_v128_store(rows[3] + i, wasm_i64x2_shuffle(ab1, cd1, 1, 3));
+  }
+  for (; i < n; i++) {
+    for (int l = 0; l < 4; l++) rows[l][i] = src[4 * i + l];
+  }
+}
+
+/* The row at element `offset` (n elements) of the group's gradient planes as four-lane vectors in
+ * dst (4 n floats); `tmp` (4 n floats) receives widened float16/bfloat16 rows. */
+static void load_group_row(int dtype, const group_t *g, size_t offset, int n, float *tmp,
+                           float *dst) {
+  const float *rows[4];
+  for (int l = 0; l < 4; l++) {
+    if (dtype == DT_F32) {
+      rows[l] = (const float *)g->grad[l] + offset;
+    } else {
+      widen(dtype, (const uint16_t *)g->grad[l] + offset, tmp + (size_t)l * n, n);
+      rows[l] = tmp + (size_t)l * n;
+    }
+  }
+  interleave4(rows, dst, n);
+}
+
+/* The inverse: four-lane vectors in src (4 n floats) to the row at element `offset` of the
+ * group's real output planes, rounded once for float16/bfloat16; `tmp` holds 4 n floats. */
+static void store_group_row(int dtype, const group_t *g, size_t offset, int n, const float *src,
+                            float *tmp) {
+  float *rows[4];
+  int direct = dtype == DT_F32 && g->lanes == 4;
+  for (int l = 0; l < 4; l++) rows[l] = direct ? (float *)g->out[l] + offset : tmp + (size_t)l * n;
+  deinterleave4(src, rows, n);
+  if (direct) return;
+  for (int l = 0; l < g->lanes; l++) {
+    if (dtype == DT_F32) {
+      __builtin_memcpy((float *)g->out[l] + offset, rows[l], (size_t)n * 4);
+    } else {
+      narrow(dtype, rows[l], (uint16_t *)g->out[l] + offset, n);
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- nearest-exact */
+
+enum { MAX_SLOTS = 4 };
+
+/* Slot tables: for j < maxRange, slots[2 j inW + iw] is the j-th output of input iw (or 0) and
+ * slots[(2 j + 1) inW + iw] its mask (all ones, or 0 past the range). */
+static void build_slots(int32_t *slots, const int32_t *starts, int inW, int maxRange) {
+  for (int j = 0; j < maxRange; j++) {
+    for (int iw = 0; iw < inW; iw++) {
+      int inside = starts[iw] + j < starts[iw + 1];
+      slots[2 * j * inW + iw] = inside ? starts[iw] + j : 0;
+      slots[(2 * j + 1) * inW + iw] = inside ? -1 : 0;
+    }
+  }
+}
+
+/*
+ * acc[iw] (+)= src[ow] over the outputs of input iw, ascending, in float32, for k = 1 or 2
+ * outputs per input. `first`: the sums start from +0 (PyTorch's zeroed gradInput), not from acc.
+ */
+static void accumulate_row_factor(float *restrict acc, const float *restrict src, int first,
+                                  int inW, int factor) {
   int iw = 0;
   const v128_t zero = wasm_f32x4_splat(0.0f);
   if (factor == 1) {
@@ -169,32 +278,14 @@ static void accumulate_row(float *restrict acc, const float *restrict src, int f
     for (; iw < inW; iw++) acc[iw] = (first ? 0.0f : acc[iw]) + src[iw];
     return;
   }
-  if (factor == 2) {
-    for (; iw + 4 <= inW; iw += 4) {
-      v128_t lo = wasm_v128_load(src + 2 * iw), hi = wasm_v128_load(src + 2 * iw + 4);
-      v128_t even = wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6);
-      v128_t odd = wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7);
-      v128_t a = first ? zero : wasm_v128_load(acc + iw);
-      wasm_v128_store(acc + iw, wasm_f32x4_add(wasm_f32x4_add(a, even), odd));
-    }
-    for (; iw < inW; iw++) acc[iw] = ((first ? 0.0f : acc[iw]) + src[2 * iw]) + src[2 * iw + 1];
-    return;
+  for (; iw + 4 <= inW; iw += 4) {
+    v128_t lo = wasm_v128_load(src + 2 * iw), hi = wasm_v128_load(src + 2 * iw + 4);
+    v128_t even = wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6);
+    v128_t odd = wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7);
+    v128_t a = first ? zero : wasm_v128_load(acc + iw);
+    wasm_v128_store(acc + iw, wasm_f32x4_add(wasm_f32x4_add(a, even), odd));
   }
-  if (maxRange <= 2) {
-    /* Ranges of 0, 1 or 2 outputs: two masked loads per cell, no data-dependent branch. */
-    for (; iw < inW; iw++) {
-      int s = starts[iw], len = starts[iw + 1] - s;
-      int i0 = len > 0 ? s : 0, i1 = len > 1 ? s + 1 : 0;
-      float a = (first ? 0.0f : acc[iw]) + (len > 0 ? src[i0] : 0.0f);
-      acc[iw] = a + (len > 1 ? src[i1] : 0.0f);
-    }
-    return;
-  }
-  for (; iw < inW; iw++) {
-    float a = first ? 0.0f : acc[iw];
-    for (int ow = starts[iw], end = starts[iw + 1]; ow < end; ow++) a += src[ow];
-    acc[iw] = a;
-  }
+  for (; iw < inW; iw++) acc[iw] = ((first ? 0.0f : acc[iw]) + src[2 * iw]) + src[2 * iw + 1];
 }
 
 /* The common 2x2 case in one pass: ((((+0 + a0) + a1) + b0) + b1) per cell. */
@@ -216,48 +307,41 @@ static void sum_two_rows_factor2(float *restrict acc, const float *restrict r0,
   }
 }
 
-/*
- * Nearest-exact backward over `planes` contiguous planes (1d: inH = outH = 1). `hStarts`
- * (inH + 1) and `wStarts` (inW + 1) give the output range of each input index; `wFactor` is k
- * when input w owns exactly outputs [k w, k w + k) (else 0); `maxRange` bounds the w ranges.
- * `scratch` holds 3 * (outW + inW) + 8 floats for float16/bfloat16 rows.
- */
-EXPORT(nearest_backward) void nearest_backward(int dtype, void *out, const void *grad, int planes,
-                                               int inH, int inW, int outH, int outW,
-                                               const int32_t *hStarts, const int32_t *wStarts,
-                                               int wFactor, int maxRange, float *scratch) {
+/* Integer factor 1 or 2 along w: plane by plane, row by row, vectorized along the row. */
+static void nearest_factor(int dtype, void *out, const void *grad, int planes, int inH, int inW,
+                           int outW, const int32_t *hStarts, int wFactor, float *work) {
   const int wide = dtype == DT_F32;
-  float *row0 = scratch, *row1 = scratch + outW + 4, *accRow = scratch + 2 * (outW + 4);
+  const int outH = hStarts[inH];
+  float *row0 = work, *row1 = work + outW, *accRow = work + 2 * outW;
   for (int p = 0; p < planes; p++) {
     const size_t gPlane = (size_t)p * outH * outW, oPlane = (size_t)p * inH * inW;
     for (int ih = 0; ih < inH; ih++) {
       float *acc = wide ? (float *)out + oPlane + (size_t)ih * inW : accRow;
       int oh = hStarts[ih], end = hStarts[ih + 1];
-      if (oh == end) {
-        for (int iw = 0; iw < inW; iw++) acc[iw] = 0.0f;
-      } else if (end - oh == 2 && wFactor == 2) {
-        const float *a, *b;
-        if (wide) {
-          a = (const float *)grad + gPlane + (size_t)oh * outW;
-          b = a + outW;
-        } else {
-          const uint16_t *g = (const uint16_t *)grad + gPlane + (size_t)oh * outW;
-          widen(dtype, g, row0, outW);
-          widen(dtype, g + outW, row1, outW);
-          a = row0;
-          b = row1;
+      const float *src[2] = {0, 0};
+      if (end - oh == 2 && wFactor == 2) {
+        for (int k = 0; k < 2; k++) {
+          size_t at = gPlane + (size_t)(oh + k) * outW;
+          if (wide) {
+            src[k] = (const float *)grad + at;
+          } else {
+            widen(dtype, (const uint16_t *)grad + at, k ? row1 : row0, outW);
+            src[k] = k ? row1 : row0;
+          }
         }
-        sum_two_rows_factor2(acc, a, b, inW);
+        sum_two_rows_factor2(acc, src[0], src[1], inW);
+      } else if (oh == end) {
+        for (int iw = 0; iw < inW; iw++) acc[iw] = 0.0f;
       } else {
         for (int first = 1; oh < end; oh++, first = 0) {
-          const float *src;
+          size_t at = gPlane + (size_t)oh * outW;
           if (wide) {
-            src = (const float *)grad + gPlane + (size_t)oh * outW;
+            src[0] = (const float *)grad + at;
           } else {
-            widen(dtype, (const uint16_t *)grad + gPlane + (size_t)oh * outW, row0, outW);
-            src = row0;
+            widen(dtype, (const uint16_t *)grad + at, row0, outW);
+            src[0] = row0;
           }
-          accumulate_row(acc, src, first, inW, wFactor, wStarts, maxRange);
+          accumulate_row_factor(acc, src[0], first, inW, wFactor);
         }
       }
       if (!wide) narrow(dtype, acc, (uint16_t *)out + oPlane + (size_t)ih * inW, inW);
@@ -265,55 +349,172 @@ EXPORT(nearest_backward) void nearest_backward(int dtype, void *out, const void 
   }
 }
 
+/*
+ * Any other scale: four planes per vector; input row ih sums its output rows, each cell its
+ * output range (masked slots up to MAX_SLOTS outputs, else a loop), from +0, in (oh, ow) order.
+ * An accumulator that starts at +0 never becomes -0 under round-to-nearest, so adding a masked
+ * +0 changes nothing.
+ */
+static void nearest_lanes(int dtype, void *out, const void *grad, int planes, int inH, int inW,
+                          int outW, const int32_t *hStarts, const int32_t *wStarts, int maxRange,
+                          float *work) {
+  const int outH = hStarts[inH];
+  const int wMax = outW > inW ? outW : inW;
+  float *gRow = work, *tmp = gRow + 4 * (size_t)outW, *acc = tmp + 4 * (size_t)wMax;
+  int32_t *slots = (int32_t *)(acc + 4 * (size_t)inW);
+  const int slotted = maxRange <= MAX_SLOTS;
+  if (slotted) build_slots(slots, wStarts, inW, maxRange);
+  const v128_t zero = wasm_f32x4_splat(0.0f);
+  for (int p0 = 0; p0 < planes; p0 += 4) {
+    group_t g = group_at(dtype, grad, out, planes, p0, (size_t)outH * outW, (size_t)inH * inW);
+    for (int ih = 0; ih < inH; ih++) {
+      int oh = hStarts[ih], end = hStarts[ih + 1];
+      if (oh == end) {
+        for (int iw = 0; iw < inW; iw++) wasm_v128_store(acc + 4 * iw, zero);
+      }
+      for (int first = 1; oh < end; oh++, first = 0) {
+        load_group_row(dtype, &g, (size_t)oh * outW, outW, tmp, gRow);
+        for (int iw = 0; iw < inW; iw++) {
+          v128_t a = first ? zero : wasm_v128_load(acc + 4 * iw);
+          if (slotted) {
+            for (int j = 0; j < maxRange; j++) {
+              v128_t x = wasm_v128_load(gRow + 4 * slots[2 * j * inW + iw]);
+              a = wasm_f32x4_add(a, wasm_v128_and(x, wasm_i32x4_splat(slots[(2 * j + 1) * inW + iw])));
+            }
+          } else {
+            for (int ow = wStarts[iw], stop = wStarts[iw + 1]; ow < stop; ow++) {
+              a = wasm_f32x4_add(a, wasm_v128_load(gRow + 4 * ow));
+            }
+          }
+          wasm_v128_store(acc + 4 * iw, a);
+        }
+      }
+      store_group_row(dtype, &g, (size_t)ih * inW, inW, acc, tmp);
+    }
+  }
+}
+
+/** Scratch bytes nearest_backward needs for these widths. */
+EXPORT(nearest_scratch_bytes) size_t nearest_scratch_bytes(int inW, int outW) {
+  size_t wMax = (size_t)(outW > inW ? outW : inW);
+  return 4 * (4 * (size_t)outW + 4 * wMax + 4 * (size_t)inW) + 4 * 2 * MAX_SLOTS * (size_t)inW;
+}
+
+/*
+ * Nearest-exact backward over `planes` contiguous planes (1d: inH = outH = 1). `hStarts`
+ * (inH + 1) and `wStarts` (inW + 1) give the output range of each input index; `wFactor` is k
+ * when input w owns exactly outputs [k w, k w + k) (else 0); `maxRange` bounds the w ranges.
+ * `work` holds nearest_scratch_bytes(inW, outW) bytes.
+ */
+EXPORT(nearest_backward) void nearest_backward(int dtype, void *out, const void *grad, int planes,
+                                               int inH, int inW, int outW,
+                                               const int32_t *hStarts, const int32_t *wStarts,
+                                               int wFactor, int maxRange, float *work) {
+  if (wFactor == 1 || wFactor == 2) {
+    nearest_factor(dtype, out, grad, planes, inH, inW, outW, hStarts, wFactor, work);
+  } else {
+    nearest_lanes(dtype, out, grad, planes, inH, inW, outW, hStarts, wStarts, maxRange, work);
+  }
+}
+
 /* ---------------------------------------------------------------- bilinear */
 
-/*
- * Loads element `i` of four rows (any dtype) as one float32 vector, lane k = row k.
- */
-static inline v128_t load4(int dtype, const void *const rows[4], int i) {
-  if (dtype == DT_F32) {
-    return wasm_f32x4_make(((const float *)rows[0])[i], ((const float *)rows[1])[i],
-                           ((const float *)rows[2])[i], ((const float *)rows[3])[i]);
-  }
-  if (dtype == DT_BF16) {
-    return wasm_f32x4_make(bf16_to_f32(((const uint16_t *)rows[0])[i]),
-                           bf16_to_f32(((const uint16_t *)rows[1])[i]),
-                           bf16_to_f32(((const uint16_t *)rows[2])[i]),
-                           bf16_to_f32(((const uint16_t *)rows[3])[i]));
-  }
-  return wasm_f32x4_make(f16_to_f32(((const uint16_t *)rows[0])[i]),
-                         f16_to_f32(((const uint16_t *)rows[1])[i]),
-                         f16_to_f32(((const uint16_t *)rows[2])[i]),
-                         f16_to_f32(((const uint16_t *)rows[3])[i]));
+/* acc += splat(k) * g, the scalar update fl32(acc + fl32(k * g)) in each lane. */
+static inline v128_t update(v128_t acc, const float *k, v128_t g) {
+  return wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load32_splat(k), g));
 }
 
 /*
- * Four float32 rows of 4 x n values, transposed so that out[4 i + k] = rows[k][i].
+ * One output row into two different accumulator rows r0 != r1 (cells of four lanes, padded by
+ * one cell): the cells of the current w0 and w0 + 1 stay in registers while w0 is unchanged.
+ * Per cell the updates keep PyTorch's order: ascending ow, then 00, 01 (row r0), 10, 11 (r1).
  */
-static void gather4_f32(const float *const rows[4], float *restrict out, int n) {
-  int i = 0;
-  for (; i + 4 <= n; i += 4) {
-    v128_t a = wasm_v128_load(rows[0] + i), b = wasm_v128_load(rows[1] + i);
-    v128_t c = wasm_v128_load(rows[2] + i), d = wasm_v128_load(rows[3] + i);
-    v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
-    v128_t cd0 = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), cd1 = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);
-    wasm_v128_store(out + 4 * i, wasm_i64x2_shuffle(ab0, cd0, 0, 2));
-    wasm_v128_store(out + 4 * i + 4, wasm_i64x2_shuffle(ab0, cd0, 1, 3));
-    wasm_v128_store(out + 4 * i + 8, wasm_i64x2_shuffle(ab1, cd1, 0, 2));
-    wasm_v128_store(out + 4 * i + 12, wasm_i64x2_shuffle(ab1, cd1, 1, 3));
+static void scatter_row_carry(float *r0, float *r1, const float *gRow, const float *k,
+                              const int32_t *wI0, const int32_t *wI1, int outW) {
+  int cur = wI0[0];
+  v128_t a0 = wasm_v128_load(r0 + 4 * cur), b0 = wasm_v128_load(r0 + 4 * cur + 4);
+  v128_t a1 = wasm_v128_load(r1 + 4 * cur), b1 = wasm_v128_load(r1 + 4 * cur + 4);
+  for (int ow = 0; ow < outW; ow++) {
+    const int w0 = wI0[ow];
+    if (w0 != cur) {
+      wasm_v128_store(r0 + 4 * cur, a0);
+      wasm_v128_store(r1 + 4 * cur, a1);
+      if (w0 == cur + 1) {
+        a0 = b0;
+        a1 = b1;
+      } else {
+        wasm_v128_store(r0 + 4 * cur + 4, b0);
+        wasm_v128_store(r1 + 4 * cur + 4, b1);
+        a0 = wasm_v128_load(r0 + 4 * w0);
+        a1 = wasm_v128_load(r1 + 4 * w0);
+      }
+      cur = w0;
+      b0 = wasm_v128_load(r0 + 4 * cur + 4);
+      b1 = wasm_v128_load(r1 + 4 * cur + 4);
+    }
+    const v128_t g = wasm_v128_load(gRow + 4 * ow);
+    const float *kk = k + 4 * ow;
+    a0 = update(a0, kk, g);
+    if (wI1[ow] != w0) {
+      b0 = update(b0, kk + 1, g);
+      a1 = update(a1, kk + 2, g);
+      b1 = update(b1, kk + 3, g);
+    } else {
+      /* Last column: w1 == w0, both updates land on one cell, in order. */
+      a0 = update(a0, kk + 1, g);
+      a1 = update(a1, kk + 2, g);
+      a1 = update(a1, kk + 3, g);
+    }
   }
-  for (; i < n; i++) {
-    wasm_v128_store(out + 4 * i, wasm_f32x4_make(rows[0][i], rows[1][i], rows[2][i], rows[3][i]));
+  wasm_v128_store(r0 + 4 * cur, a0);
+  wasm_v128_store(r0 + 4 * cur + 4, b0);
+  wasm_v128_store(r1 + 4 * cur, a1);
+  wasm_v128_store(r1 + 4 * cur + 4, b1);
+}
+
+/* One output row whose two source rows coincide (the last input row): updates in memory, in
+ * order, since all four may land on one cell. */
+static void scatter_row_direct(float *r, const float *gRow, const float *k, const int32_t *wI0,
+                               const int32_t *wI1, int outW) {
+  for (int ow = 0; ow < outW; ow++) {
+    const v128_t g = wasm_v128_load(gRow + 4 * ow);
+    const float *kk = k + 4 * ow;
+    float *a = r + 4 * wI0[ow], *b = r + 4 * wI1[ow];
+    wasm_v128_store(a, update(wasm_v128_load(a), kk, g));
+    wasm_v128_store(b, update(wasm_v128_load(b), kk + 1, g));
+    wasm_v128_store(a, update(wasm_v128_load(a), kk + 2, g));
+    wasm_v128_store(b, update(wasm_v128_load(b), kk + 3, g));
   }
 }
 
+/* Corner weights of output row oh, fl32(lh * lw) as the scalar kernel computes them. */
+static void corner_weights(float *k, float lh0, float lh1, const float *wL0, const float *wL1,
+                           int outW) {
+  for (int ow = 0; ow < outW; ow++) {
+    k[4 * ow] = lh0 * wL0[ow];
+    k[4 * ow + 1] = lh0 * wL1[ow];
+    k[4 * ow + 2] = lh1 * wL0[ow];
+    k[4 * ow + 3] = lh1 * wL1[ow];
+  }
+}
+
+/* Corner weights of all rows are precomputed once per call up to this many output pixels. */
+enum { ALL_WEIGHTS_MAX = 1 << 18 };
+
+/** Scratch bytes bilinear_backward needs for these sizes. */
+EXPORT(bilinear_scratch_bytes) size_t bilinear_scratch_bytes(int inH, int inW, int outH,
+                                                             int outW) {
+  size_t wMax = (size_t)(outW > inW ? outW : inW), pixels = (size_t)outH * outW;
+  size_t weights = pixels <= ALL_WEIGHTS_MAX ? 4 * pixels : 4 * (size_t)outW;
+  return 4 * (4 * (size_t)inH * ((size_t)inW + 1) + 4 * (size_t)outW + 4 * wMax + weights);
+}
+
 /*
- * Bilinear 2d backward over `planes` contiguous planes, four planes per pass with one plane per
- * vector lane: each lane runs PyTorch's scatter (output pixels in row-major order, updates 00, 01,
- * 10, 11, acc += fl32(fl32(lh * lw) * g)) on its own plane, so every plane gets the scalar bits.
+ * Bilinear 2d backward over `planes` contiguous planes, four planes per pass (one per lane), each
+ * lane running PyTorch's scatter on its own plane: output pixels in row-major order, updates 00,
+ * 01, 10, 11, acc = fl32(acc + fl32(fl32(lh * lw) * g)).
  * Tables per output index: hI0, hI1, wI0, wI1 (int32) and hL0, hL1, wL0, wL1 (float32).
- * `work` holds 4 * inH * inW floats (the interleaved accumulators) + 4 * outW floats (one
- * transposed gradient row) + 4 * outW * 4 floats (corner weights of a row).
+ * `work` holds bilinear_scratch_bytes(inH, inW, outH, outW) bytes.
  */
 EXPORT(bilinear_backward) void bilinear_backward(int dtype, void *out, const void *grad, int planes,
                                                  int inH, int inW, int outH, int outW,
@@ -321,67 +522,36 @@ EXPORT(bilinear_backward) void bilinear_backward(int dtype, void *out, const voi
                                                  const float *hL0, const float *hL1,
                                                  const int32_t *wI0, const int32_t *wI1,
                                                  const float *wL0, const float *wL1, float *work) {
-  const size_t inPlane = (size_t)inH * inW, outPlane = (size_t)outH * outW;
-  const int size = dtype == DT_F32 ? 4 : 2;
-  float *acc = work;
-  float *gRow = acc + 4 * inPlane;
-  float *k = gRow + 4 * (size_t)outW;
-  const v128_t zero = wasm_f32x4_splat(0.0f);
-  for (int p0 = 0; p0 < planes; p0 += 4) {
-    /* A last partial group repeats its last plane in the spare lanes and writes only real ones. */
-    int lanes = planes - p0 < 4 ? planes - p0 : 4;
-    const char *gPlanes[4];
-    for (int l = 0; l < 4; l++) {
-      int p = p0 + (l < lanes ? l : lanes - 1);
-      gPlanes[l] = (const char *)grad + (size_t)p * outPlane * size;
-    }
-    for (size_t i = 0; i < inPlane; i++) wasm_v128_store(acc + 4 * i, zero);
+  const size_t stride = 4 * ((size_t)inW + 1); /* floats per accumulator row, one padding cell */
+  const int wMax = outW > inW ? outW : inW;
+  const int all = (size_t)outH * outW <= ALL_WEIGHTS_MAX;
+  float *acc = work, *gRow = acc + (size_t)inH * stride, *tmp = gRow + 4 * (size_t)outW;
+  float *weights = tmp + 4 * (size_t)wMax;
+  if (all) {
     for (int oh = 0; oh < outH; oh++) {
-      const void *rows[4];
-      for (int l = 0; l < 4; l++) rows[l] = gPlanes[l] + (size_t)oh * outW * size;
-      if (dtype == DT_F32) {
-        gather4_f32((const float *const *)rows, gRow, outW);
+      corner_weights(weights + 4 * (size_t)outW * oh, hL0[oh], hL1[oh], wL0, wL1, outW);
+    }
+  }
+  for (int p0 = 0; p0 < planes; p0 += 4) {
+    group_t g = group_at(dtype, grad, out, planes, p0, (size_t)outH * outW, (size_t)inH * inW);
+    __builtin_memset(acc, 0, (size_t)inH * stride * 4);
+    for (int oh = 0; oh < outH; oh++) {
+      load_group_row(dtype, &g, (size_t)oh * outW, outW, tmp, gRow);
+      float *k = weights;
+      if (all) {
+        k += 4 * (size_t)outW * oh;
       } else {
-        for (int ow = 0; ow < outW; ow++) wasm_v128_store(gRow + 4 * ow, load4(dtype, rows, ow));
+        corner_weights(k, hL0[oh], hL1[oh], wL0, wL1, outW);
       }
-      const float lh0 = hL0[oh], lh1 = hL1[oh];
-      /* Corner weights of this row, fl32(lh * lw), as the scalar kernel computes them. */
-      for (int ow = 0; ow < outW; ow++) {
-        k[4 * ow] = lh0 * wL0[ow];
-        k[4 * ow + 1] = lh0 * wL1[ow];
-        k[4 * ow + 2] = lh1 * wL0[ow];
-        k[4 * ow + 3] = lh1 * wL1[ow];
-      }
-      float *r0 = acc + 4 * (size_t)hI0[oh] * inW, *r1 = acc + 4 * (size_t)hI1[oh] * inW;
-      for (int ow = 0; ow < outW; ow++) {
-        const v128_t g = wasm_v128_load(gRow + 4 * ow);
-        float *a = r0 + 4 * wI0[ow], *b = r0 + 4 * wI1[ow];
-        float *c = r1 + 4 * wI0[ow], *d = r1 + 4 * wI1[ow];
-        /* Each update is stored before the next is loaded: corners may alias at the borders. */
-        wasm_v128_store(a, wasm_f32x4_add(wasm_v128_load(a),
-                                          wasm_f32x4_mul(wasm_v128_load32_splat(k + 4 * ow), g)));
-        wasm_v128_store(b, wasm_f32x4_add(wasm_v128_load(b),
-                                          wasm_f32x4_mul(wasm_v128_load32_splat(k + 4 * ow + 1), g)));
-        wasm_v128_store(c, wasm_f32x4_add(wasm_v128_load(c),
-                                          wasm_f32x4_mul(wasm_v128_load32_splat(k + 4 * ow + 2), g)));
-        wasm_v128_store(d, wasm_f32x4_add(wasm_v128_load(d),
-                                          wasm_f32x4_mul(wasm_v128_load32_splat(k + 4 * ow + 3), g)));
+      float *r0 = acc + stride * hI0[oh], *r1 = acc + stride * hI1[oh];
+      if (r0 != r1) {
+        scatter_row_carry(r0, r1, gRow, k, wI0, wI1, outW);
+      } else {
+        scatter_row_direct(r0, gRow, k, wI0, wI1, outW);
       }
     }
-    /* De-interleave lane l into plane p0 + l. */
-    for (int l = 0; l < lanes; l++) {
-      char *o = (char *)out + (size_t)(p0 + l) * inPlane * size;
-      if (dtype == DT_F32) {
-        float *of = (float *)o;
-        for (size_t i = 0; i < inPlane; i++) of[i] = acc[4 * i + l];
-      } else {
-        uint16_t *oh16 = (uint16_t *)o;
-        if (dtype == DT_BF16) {
-          for (size_t i = 0; i < inPlane; i++) oh16[i] = f32_to_bf16(acc[4 * i + l]);
-        } else {
-          for (size_t i = 0; i < inPlane; i++) oh16[i] = f32_to_f16(acc[4 * i + l]);
-        }
-      }
+    for (int ih = 0; ih < inH; ih++) {
+      store_group_row(dtype, &g, (size_t)ih * inW, inW, acc + stride * ih, tmp);
     }
   }
 }

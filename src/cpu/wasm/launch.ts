@@ -91,7 +91,7 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
     const tw = linearDim(inW, outW, call.alignCorners, scales[1]);
     const hBytes = align16(outH * 4), wBytes = align16(outW * 4);
     const tables = 4 * hBytes + 4 * wBytes;
-    const work = 4 * (4 * inH * inW + 8 * outW);
+    const work = kernels.exports.bilinear_scratch_bytes(inH, inW, outH, outW);
     const base = kernels.scratch(tables + work);
     if (base < 0) return false;
     const buffer = heap.memory.buffer;
@@ -129,8 +129,8 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
   const h = nearestDim(inH, outH, twoD ? scales[0] : 0);
   const w = nearestDim(inW, outW, scales[scales.length - 1]);
   const hBytes = align16((inH + 1) * 4), wBytes = align16((inW + 1) * 4);
-  const rows = 4 * (2 * (outW + 4) + inW);
-  const base = kernels.scratch(hBytes + wBytes + rows);
+  const work = kernels.exports.nearest_scratch_bytes(inW, outW);
+  const base = kernels.scratch(hBytes + wBytes + work);
   if (base < 0) return false;
   const buffer = heap.memory.buffer;
   new Int32Array(buffer, base, inH + 1).set(h.starts);
@@ -142,7 +142,6 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
     planes,
     inH,
     inW,
-    outH,
     outW,
     base,
     base + hBytes,
