@@ -420,17 +420,23 @@ EXPORT(nearest_backward) void nearest_backward(int dtype, void *out, const void 
 /* ---------------------------------------------------------------- bilinear */
 
 /* acc += splat(k) * g, the scalar update fl32(acc + fl32(k * g)) in each lane. */
-static inline v128_t update(v128_t acc, const float *k, v128_t g) {
-  return wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load32_splat(k), g));
+static inline v128_t update(v128_t acc, v128_t k, v128_t g) {
+  return wasm_f32x4_add(acc, wasm_f32x4_mul(k, g));
 }
+
+#define SPLAT(v, lane) wasm_i32x4_shuffle(v, v, lane, lane, lane, lane)
 
 /*
  * One output row into two different accumulator rows r0 != r1 (cells of four lanes, padded by
  * one cell): the cells of the current w0 and w0 + 1 stay in registers while w0 is unchanged.
  * Per cell the updates keep PyTorch's order: ascending ow, then 00, 01 (row r0), 10, 11 (r1).
+ * From `split` on, w1 == w0 (the last column, or every column of a same-size dimension): both
+ * updates of a row land on one cell, in order. Memory accesses are few and wide on purpose: each
+ * one costs a bounds check.
  */
-static void scatter_row_carry(float *r0, float *r1, const float *gRow, const float *k,
-                              const int32_t *wI0, const int32_t *wI1, int outW) {
+__attribute__((noinline)) static void scatter_row_carry(float *r0, float *r1, const float *gRow,
+                                                        const float *k, const int32_t *wI0,
+                                                        int split, int outW) {
   int cur = wI0[0];
   v128_t a0 = wasm_v128_load(r0 + 4 * cur), b0 = wasm_v128_load(r0 + 4 * cur + 4);
   v128_t a1 = wasm_v128_load(r1 + 4 * cur), b1 = wasm_v128_load(r1 + 4 * cur + 4);
@@ -453,17 +459,16 @@ static void scatter_row_carry(float *r0, float *r1, const float *gRow, const flo
       b1 = wasm_v128_load(r1 + 4 * cur + 4);
     }
     const v128_t g = wasm_v128_load(gRow + 4 * ow);
-    const float *kk = k + 4 * ow;
-    a0 = update(a0, kk, g);
-    if (wI1[ow] != w0) {
-      b0 = update(b0, kk + 1, g);
-      a1 = update(a1, kk + 2, g);
-      b1 = update(b1, kk + 3, g);
+    const v128_t kk = wasm_v128_load(k + 4 * ow);
+    a0 = update(a0, SPLAT(kk, 0), g);
+    if (ow < split) {
+      b0 = update(b0, SPLAT(kk, 1), g);
+      a1 = update(a1, SPLAT(kk, 2), g);
+      b1 = update(b1, SPLAT(kk, 3), g);
     } else {
-      /* Last column: w1 == w0, both updates land on one cell, in order. */
-      a0 = update(a0, kk + 1, g);
-      a1 = update(a1, kk + 2, g);
-      a1 = update(a1, kk + 3, g);
+      a0 = update(a0, SPLAT(kk, 1), g);
+      a1 = update(a1, SPLAT(kk, 2), g);
+      a1 = update(a1, SPLAT(kk, 3), g);
     }
   }
   wasm_v128_store(r0 + 4 * cur, a0);
@@ -478,12 +483,12 @@ static void scatter_row_direct(float *r, const float *gRow, const float *k, cons
                                const int32_t *wI1, int outW) {
   for (int ow = 0; ow < outW; ow++) {
     const v128_t g = wasm_v128_load(gRow + 4 * ow);
-    const float *kk = k + 4 * ow;
+    const v128_t kk = wasm_v128_load(k + 4 * ow);
     float *a = r + 4 * wI0[ow], *b = r + 4 * wI1[ow];
-    wasm_v128_store(a, update(wasm_v128_load(a), kk, g));
-    wasm_v128_store(b, update(wasm_v128_load(b), kk + 1, g));
-    wasm_v128_store(a, update(wasm_v128_load(a), kk + 2, g));
-    wasm_v128_store(b, update(wasm_v128_load(b), kk + 3, g));
+    wasm_v128_store(a, update(wasm_v128_load(a), SPLAT(kk, 0), g));
+    wasm_v128_store(b, update(wasm_v128_load(b), SPLAT(kk, 1), g));
+    wasm_v128_store(a, update(wasm_v128_load(a), SPLAT(kk, 2), g));
+    wasm_v128_store(b, update(wasm_v128_load(b), SPLAT(kk, 3), g));
   }
 }
 
@@ -501,12 +506,18 @@ static void corner_weights(float *k, float lh0, float lh1, const float *wL0, con
 /* Corner weights of all rows are precomputed once per call up to this many output pixels. */
 enum { ALL_WEIGHTS_MAX = 1 << 18 };
 
+/* Accumulator rows live in a ring: an output row touches input rows h0 and h0 + 1 only, and h0
+ * never decreases, so a row is final (and written out) once h0 has passed it. Few rows stay in
+ * L1 instead of a whole plane group in L2. */
+enum { RING = 4 };
+
 /** Scratch bytes bilinear_backward needs for these sizes. */
 EXPORT(bilinear_scratch_bytes) size_t bilinear_scratch_bytes(int inH, int inW, int outH,
                                                              int outW) {
+  (void)inH;
   size_t wMax = (size_t)(outW > inW ? outW : inW), pixels = (size_t)outH * outW;
   size_t weights = pixels <= ALL_WEIGHTS_MAX ? 4 * pixels : 4 * (size_t)outW;
-  return 4 * (4 * (size_t)inH * ((size_t)inW + 1) + 4 * (size_t)outW + 4 * wMax + weights);
+  return 4 * (4 * RING * ((size_t)inW + 1) + 4 * (size_t)outW + 4 * wMax + weights);
 }
 
 /*
@@ -525,8 +536,10 @@ EXPORT(bilinear_backward) void bilinear_backward(int dtype, void *out, const voi
   const size_t stride = 4 * ((size_t)inW + 1); /* floats per accumulator row, one padding cell */
   const int wMax = outW > inW ? outW : inW;
   const int all = (size_t)outH * outW <= ALL_WEIGHTS_MAX;
-  float *acc = work, *gRow = acc + (size_t)inH * stride, *tmp = gRow + 4 * (size_t)outW;
+  float *ring = work, *gRow = ring + RING * stride, *tmp = gRow + 4 * (size_t)outW;
   float *weights = tmp + 4 * (size_t)wMax;
+  int split = outW;
+  while (split > 0 && wI1[split - 1] == wI0[split - 1]) split--;
   if (all) {
     for (int oh = 0; oh < outH; oh++) {
       corner_weights(weights + 4 * (size_t)outW * oh, hL0[oh], hL1[oh], wL0, wL1, outW);
@@ -534,8 +547,21 @@ EXPORT(bilinear_backward) void bilinear_backward(int dtype, void *out, const voi
   }
   for (int p0 = 0; p0 < planes; p0 += 4) {
     group_t g = group_at(dtype, grad, out, planes, p0, (size_t)outH * outW, (size_t)inH * inW);
-    __builtin_memset(acc, 0, (size_t)inH * stride * 4);
-    for (int oh = 0; oh < outH; oh++) {
+    /* Rows < next are written out; rows <= zeroed are in the ring (zeroed when first touched). */
+    int next = 0, zeroed = -1;
+    for (int oh = 0; oh <= outH; oh++) {
+      const int h0 = oh < outH ? hI0[oh] : inH;
+      for (; next < h0; next++) {
+        float *row = ring + stride * (next % RING);
+        if (next > zeroed) {
+          __builtin_memset(row, 0, stride * 4); /* a row no output touches */
+          zeroed = next;
+        }
+        store_group_row(dtype, &g, (size_t)next * inW, inW, row, tmp);
+      }
+      if (oh == outH) break;
+      const int h1 = hI1[oh];
+      for (; zeroed < h1; zeroed++) __builtin_memset(ring + stride * ((zeroed + 1) % RING), 0, stride * 4);
       load_group_row(dtype, &g, (size_t)oh * outW, outW, tmp, gRow);
       float *k = weights;
       if (all) {
@@ -543,15 +569,12 @@ EXPORT(bilinear_backward) void bilinear_backward(int dtype, void *out, const voi
       } else {
         corner_weights(k, hL0[oh], hL1[oh], wL0, wL1, outW);
       }
-      float *r0 = acc + stride * hI0[oh], *r1 = acc + stride * hI1[oh];
+      float *r0 = ring + stride * (h0 % RING), *r1 = ring + stride * (h1 % RING);
       if (r0 != r1) {
-        scatter_row_carry(r0, r1, gRow, k, wI0, wI1, outW);
+        scatter_row_carry(r0, r1, gRow, k, wI0, split, outW);
       } else {
         scatter_row_direct(r0, gRow, k, wI0, wI1, outW);
       }
-    }
-    for (int ih = 0; ih < inH; ih++) {
-      store_group_row(dtype, &g, (size_t)ih * inW, inW, acc + stride * ih, tmp);
     }
   }
 }
