@@ -248,19 +248,8 @@ static void store_group_row(int dtype, const group_t *g, size_t offset, int n, c
 
 /* ---------------------------------------------------------------- nearest-exact */
 
+/* Output ranges up to this long are summed with masked loads instead of a loop. */
 enum { MAX_SLOTS = 4 };
-
-/* Slot tables: for j < maxRange, slots[2 j inW + iw] is the j-th output of input iw (or 0) and
- * slots[(2 j + 1) inW + iw] its mask (all ones, or 0 past the range). */
-static void build_slots(int32_t *slots, const int32_t *starts, int inW, int maxRange) {
-  for (int j = 0; j < maxRange; j++) {
-    for (int iw = 0; iw < inW; iw++) {
-      int inside = starts[iw] + j < starts[iw + 1];
-      slots[2 * j * inW + iw] = inside ? starts[iw] + j : 0;
-      slots[(2 * j + 1) * inW + iw] = inside ? -1 : 0;
-    }
-  }
-}
 
 /*
  * acc[iw] (+)= src[ow] over the outputs of input iw, ascending, in float32, for k = 1 or 2
@@ -351,19 +340,17 @@ static void nearest_factor(int dtype, void *out, const void *grad, int planes, i
 
 /*
  * Any other scale: four planes per vector; input row ih sums its output rows, each cell its
- * output range (masked slots up to MAX_SLOTS outputs, else a loop), from +0, in (oh, ow) order.
- * An accumulator that starts at +0 never becomes -0 under round-to-nearest, so adding a masked
- * +0 changes nothing.
+ * output range from +0 in (oh, ow) order. Ranges up to `maxRange` <= MAX_SLOTS long read
+ * maxRange consecutive vectors and mask those past the range to +0: an accumulator that starts
+ * at +0 never becomes -0 under round-to-nearest, so adding +0 changes nothing (and the row is
+ * padded, so the reads stay inside the work space).
  */
 static void nearest_lanes(int dtype, void *out, const void *grad, int planes, int inH, int inW,
                           int outW, const int32_t *hStarts, const int32_t *wStarts, int maxRange,
                           float *work) {
   const int outH = hStarts[inH];
   const int wMax = outW > inW ? outW : inW;
-  float *gRow = work, *tmp = gRow + 4 * (size_t)outW, *acc = tmp + 4 * (size_t)wMax;
-  int32_t *slots = (int32_t *)(acc + 4 * (size_t)inW);
-  const int slotted = maxRange <= MAX_SLOTS;
-  if (slotted) build_slots(slots, wStarts, inW, maxRange);
+  float *gRow = work, *tmp = gRow + 4 * ((size_t)outW + MAX_SLOTS), *acc = tmp + 4 * (size_t)wMax;
   const v128_t zero = wasm_f32x4_splat(0.0f);
   for (int p0 = 0; p0 < planes; p0 += 4) {
     group_t g = group_at(dtype, grad, out, planes, p0, (size_t)outH * outW, (size_t)inH * inW);
@@ -374,19 +361,21 @@ static void nearest_lanes(int dtype, void *out, const void *grad, int planes, in
       }
       for (int first = 1; oh < end; oh++, first = 0) {
         load_group_row(dtype, &g, (size_t)oh * outW, outW, tmp, gRow);
+        int start = wStarts[0];
         for (int iw = 0; iw < inW; iw++) {
+          const int stop = wStarts[iw + 1];
           v128_t a = first ? zero : wasm_v128_load(acc + 4 * iw);
-          if (slotted) {
+          if (maxRange <= MAX_SLOTS) {
+            const v128_t len = wasm_i32x4_splat(stop - start);
             for (int j = 0; j < maxRange; j++) {
-              v128_t x = wasm_v128_load(gRow + 4 * slots[2 * j * inW + iw]);
-              a = wasm_f32x4_add(a, wasm_v128_and(x, wasm_i32x4_splat(slots[(2 * j + 1) * inW + iw])));
+              v128_t x = wasm_v128_load(gRow + 4 * (start + j));
+              a = wasm_f32x4_add(a, wasm_v128_and(x, wasm_i32x4_gt(len, wasm_i32x4_splat(j))));
             }
           } else {
-            for (int ow = wStarts[iw], stop = wStarts[iw + 1]; ow < stop; ow++) {
-              a = wasm_f32x4_add(a, wasm_v128_load(gRow + 4 * ow));
-            }
+            for (int ow = start; ow < stop; ow++) a = wasm_f32x4_add(a, wasm_v128_load(gRow + 4 * ow));
           }
           wasm_v128_store(acc + 4 * iw, a);
+          start = stop;
         }
       }
       store_group_row(dtype, &g, (size_t)ih * inW, inW, acc, tmp);
@@ -397,7 +386,7 @@ static void nearest_lanes(int dtype, void *out, const void *grad, int planes, in
 /** Scratch bytes nearest_backward needs for these widths. */
 EXPORT(nearest_scratch_bytes) size_t nearest_scratch_bytes(int inW, int outW) {
   size_t wMax = (size_t)(outW > inW ? outW : inW);
-  return 4 * (4 * (size_t)outW + 4 * wMax + 4 * (size_t)inW) + 4 * 2 * MAX_SLOTS * (size_t)inW;
+  return 4 * (4 * ((size_t)outW + MAX_SLOTS) + 4 * wMax + 4 * (size_t)inW);
 }
 
 /*
