@@ -49,6 +49,8 @@ interface OpSymbols {
   readonly name: string;
   /** Phase-1 API name (`...GetWorkspaceSize`). */
   readonly phase1Name: string;
+  /** The first of the two the library lacks, or null (a loaded library's table never changes). */
+  readonly missing: string | null;
 }
 
 // Names resolved once per library and op: building them per call makes V8 deoptimize the keyed loads.
@@ -64,7 +66,13 @@ function opSymbols(libs: CannLibraries, op: UpsampleOp): OpSymbols {
     const name = op === "bilinear2d" && ops[`${v2}GetWorkspaceSize`] && ops[v2]
       ? v2
       : PHASE1_NAMES[op];
-    symbols = { name, phase1Name: `${name}GetWorkspaceSize` };
+    const phase1Name = `${name}GetWorkspaceSize`;
+    const missing = opFunction(libs, phase1Name) === null
+      ? phase1Name
+      : opFunction(libs, name) === null
+      ? name
+      : null;
+    symbols = { name, phase1Name, missing };
     perLib.set(op, symbols);
   }
   return symbols;
@@ -90,11 +98,8 @@ export function opApiName(libs: CannLibraries, op: UpsampleOp): string {
  * ```
  */
 export function checkOpSupported(libs: CannLibraries, params: UpsampleParams): void {
-  const { name, phase1Name } = opSymbols(libs, params.op);
-  if (opFunction(libs, phase1Name) === null) {
-    throw new MissingSymbolError(phase1Name, libs.opapiPath);
-  }
-  if (opFunction(libs, name) === null) throw new MissingSymbolError(name, libs.opapiPath);
+  const { name, missing } = opSymbols(libs, params.op);
+  if (missing !== null) throw new MissingSymbolError(missing, libs.opapiPath);
   if (params.op !== "bilinear2d" || name.endsWith("V2")) return;
   if (params.dtype === "bfloat16") {
     throw new TypeError(
@@ -138,11 +143,11 @@ export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>)
   // Both exist: checkOpSupported ran before anything was allocated.
   const phase1 = opFunction(libs, symbols.phase1Name)!;
   const phase2 = opFunction(libs, symbols.name)!;
-  checkSizes(call);
   let launched = false;
   try {
     const gradView = descriptors.view(call.gradOutput);
     const outView = descriptors.view(call.out);
+    checkSizes(call, gradView.shape, outView.shape);
     const grad = gradView.tensor;
     const out = outView.tensor;
     // Validated: outputSize is gradOutput's spatial shape and inputSize is out's shape.
@@ -188,11 +193,14 @@ export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>)
 }
 
 // The cached int arrays are the views' own sizes: refuse a call whose sizes say otherwise (only an
-// internal caller that skipped validation could make one).
-function checkSizes(call: UpsampleCall<NpuBuffer>): void {
+// internal caller that skipped validation could make one). Compares the descriptors' plain copies of
+// the shapes: V8 reads a Tensor's frozen shape arrays in a loop several times slower.
+function checkSizes(
+  call: UpsampleCall<NpuBuffer>,
+  gradShape: readonly number[],
+  outShape: readonly number[],
+): void {
   const { outputSize, inputSize } = call;
-  const gradShape = call.gradOutput.shape;
-  const outShape = call.out.shape;
   let same = gradShape.length === outputSize.length + 2 && outShape.length === inputSize.length;
   for (let i = 0; same && i < outputSize.length; i++) same = gradShape[i + 2] === outputSize[i];
   for (let i = 0; same && i < inputSize.length; i++) same = outShape[i] === inputSize[i];

@@ -49,6 +49,13 @@ export class ViewDescriptor {
   sizes = 0n;
   /** Objects created by the launch in progress (NEW_* bits), destroyed if it fails. */
   created = 0;
+  /**
+   * The view's own shape and strides arrays when they are frozen (a Tensor's are): the same frozen
+   * arrays again are the same view without comparing elements. Null when the caller's may change.
+   */
+  readonly frozenShape: readonly number[] | null;
+  /** See {@link ViewDescriptor.frozenShape}. */
+  readonly frozenStrides: readonly number[] | null;
 
   /**
    * Internal: made by {@link DescriptorCache.view}.
@@ -69,7 +76,15 @@ export class ViewDescriptor {
     readonly strides: readonly number[],
     /** Storage offset in elements. */
     readonly offset: number,
-  ) {}
+    /** The view's shape array (kept only when frozen). */
+    sourceShape: readonly number[],
+    /** The view's strides array (kept only when frozen). */
+    sourceStrides: readonly number[],
+  ) {
+    const frozen = Object.isFrozen(sourceShape) && Object.isFrozen(sourceStrides);
+    this.frozenShape = frozen ? sourceShape : null;
+    this.frozenStrides = frozen ? sourceStrides : null;
+  }
 }
 
 /** Reused buffers for the descriptors (aclCreateTensor and aclCreateIntArray copy their inputs). */
@@ -96,6 +111,8 @@ function putInt64(target: Uint32Array, index: number, value: number): void {
 function sameView(entry: ViewDescriptor, view: StorageView<NpuBuffer>): boolean {
   if (entry.offset !== view.offset || entry.dtype !== view.dtype) return false;
   const { shape, strides } = view;
+  // The same tensor again (its layout arrays are frozen): nothing to compare.
+  if (entry.frozenShape === shape && entry.frozenStrides === strides) return true;
   const rank = shape.length;
   if (entry.shape.length !== rank) return false;
   for (let d = 0; d < rank; d++) {
@@ -172,6 +189,8 @@ export class DescriptorCache {
       view.shape.slice(),
       view.strides.slice(),
       view.offset,
+      view.shape,
+      view.strides,
     );
     entry.tensor = tensor;
     this.#objects++;

@@ -132,8 +132,10 @@ export function resolveUpsample(
     );
   }
   const opts = options as Record<string, unknown>;
-  for (const key of Object.keys(opts)) {
-    if (!rule.keys.has(key)) {
+  // for-in over own keys is Object.keys without the array it allocates on every call (V8 answers
+  // hasOwnProperty of the for-in key from its enum cache; Object.hasOwn is not optimized that way).
+  for (const key in opts) {
+    if (hasOwnProperty.call(opts, key) && !rule.keys.has(key)) {
       fail(rule, TypeError, `unknown option "${key}" (allowed: ${[...rule.keys].join(", ")})`);
     }
   }
@@ -168,26 +170,25 @@ export function resolveUpsample(
       }`,
     );
   }
-  for (let d = 0; d < rank; d++) {
+  const d = mismatchedDim(gradShape, inputSize[0], inputSize[1], outputSize);
+  if (d >= 0) {
     const want = d < 2 ? inputSize[d] : outputSize[d - 2];
-    if (gradShape[d] !== want) {
-      const expected = [inputSize[0], inputSize[1], ...outputSize];
-      fail(
-        rule,
-        RangeError,
-        `expected gradOutput to have the same shape as output [N, C, ...outputSize] = ` +
-          `${show(expected)}; output.size(${d}) = ${want} but got gradOutput.size(${d}) = ` +
-          `${gradShape[d]}`,
-      );
-    }
-  }
-
-  const scales: number[] = [];
-  for (let i = 0; i < spatial; i++) {
-    scales.push(
-      resolveScale(op, rule, i, opts[rule.scaleKeys[i]], inputSize[2 + i], outputSize[i]),
+    const expected = [inputSize[0], inputSize[1], ...outputSize];
+    fail(
+      rule,
+      RangeError,
+      `expected gradOutput to have the same shape as output [N, C, ...outputSize] = ` +
+        `${show(expected)}; output.size(${d}) = ${want} but got gradOutput.size(${d}) = ` +
+        `${gradShape[d]}`,
     );
   }
+
+  const keys = rule.scaleKeys;
+  const first = resolveScale(op, rule, 0, opts[keys[0]], inputSize[2], outputSize[0]);
+  // Literals, not push(): a pushed-to empty array reserves room for 17 elements.
+  const scales = spatial === 1
+    ? [first]
+    : [first, resolveScale(op, rule, 1, opts[keys[1]], inputSize[3], outputSize[1])];
 
   const alignCorners = opts.alignCorners ?? false;
   if (typeof alignCorners !== "boolean") {
@@ -287,9 +288,10 @@ function checkOut(
     fail(rule, TypeError, `out dtype ${out.dtype} must equal gradOutput dtype ${grad.dtype}`);
   }
   const shape = out.shape;
-  let same = shape.length === inputSize.length;
-  for (let d = 0; same && d < shape.length; d++) same = shape[d] === inputSize[d];
-  if (!same) {
+  if (
+    shape.length !== inputSize.length ||
+    mismatchedDim(shape, inputSize[0], inputSize[1], inputSize, 2) >= 0
+  ) {
     fail(rule, RangeError, `out shape ${show(shape)} must equal inputSize ${show(inputSize)}`);
   }
   if (overlaps(out, grad)) {
@@ -300,6 +302,29 @@ function checkOut(
     );
   }
   return out;
+}
+
+const hasOwnProperty = Object.prototype.hasOwnProperty;
+
+/**
+ * The first dimension where a tensor's shape differs from `[n, c, ...spatial.slice(from)]`, or -1; the
+ * shape has as many dimensions as that list (checked by the caller).
+ *
+ * Tensor shapes are frozen arrays, which V8 reads ~4x slower in a loop than at constant indices: the
+ * (1 or 2) spatial dimensions are read unrolled.
+ */
+function mismatchedDim(
+  shape: readonly number[],
+  n: number,
+  c: number,
+  spatial: readonly number[],
+  from = 0,
+): number {
+  if (shape[0] !== n) return 0;
+  if (shape[1] !== c) return 1;
+  if (shape[2] !== spatial[from]) return 2;
+  if (shape.length > 3 && shape[3] !== spatial[from + 1]) return 3;
+  return -1;
 }
 
 // A copy of a size list (each element read once, so what is checked is what is used), or a throw.
@@ -315,16 +340,17 @@ function sizeList(value: unknown, name: string, length: number, rule: OpRule): n
       `it is expected ${name} equals to ${length}, but got size ${list.length}`,
     );
   }
-  const sizes: number[] = [];
+  // An exact-size copy (a pushed-to empty array would reserve 17 elements), checked below.
+  const sizes = new Array<number>(length);
   for (let i = 0; i < length; i++) {
-    const size = list[i];
+    const size: unknown = list[i];
     if (typeof size !== "number") {
       fail(rule, TypeError, `${name} must hold integers, got ${show(list)}`);
     }
     if (!Number.isSafeInteger(size) || size < 0) {
       fail(rule, RangeError, `${name} values must be integers >= 0 below 2^53, got ${show(list)}`);
     }
-    sizes.push(size);
+    sizes[i] = size;
   }
   const count = elementCount(sizes);
   if (count > Number.MAX_SAFE_INTEGER) {
