@@ -176,18 +176,27 @@ static group_t group_at(int dtype, const void *grad, void *out, int planes, int 
   return g;
 }
 
+/* Transposes four vectors in place: a[l] lane i <-> a[i] lane l. */
+static inline void transpose4(v128_t *a, v128_t *b, v128_t *c, v128_t *d) {
+  v128_t ab0 = wasm_i32x4_shuffle(*a, *b, 0, 4, 1, 5), ab1 = wasm_i32x4_shuffle(*a, *b, 2, 6, 3, 7);
+  v128_t cd0 = wasm_i32x4_shuffle(*c, *d, 0, 4, 1, 5), cd1 = wasm_i32x4_shuffle(*c, *d, 2, 6, 3, 7);
+  *a = wasm_i64x2_shuffle(ab0, cd0, 0, 2);
+  *b = wasm_i64x2_shuffle(ab0, cd0, 1, 3);
+  *c = wasm_i64x2_shuffle(ab1, cd1, 0, 2);
+  *d = wasm_i64x2_shuffle(ab1, cd1, 1, 3);
+}
+
 /* dst[4 i + l] = rows[l][i]: four rows to one row of four-lane vectors. */
 static void interleave4(const float *const rows[4], float *restrict dst, int n) {
   int i = 0;
   for (; i + 4 <= n; i += 4) {
     v128_t a = wasm_v128_load(rows[0] + i), b = wasm_v128_load(rows[1] + i);
     v128_t c = wasm_v128_load(rows[2] + i), d = wasm_v128_load(rows[3] + i);
-    v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
-    v128_t cd0 = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), cd1 = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);
-    wasm_v128_store(dst + 4 * i, wasm_i64x2_shuffle(ab0, cd0, 0, 2));
-    wasm_v128_store(dst + 4 * i + 4, wasm_i64x2_shuffle(ab0, cd0, 1, 3));
-    wasm_v128_store(dst + 4 * i + 8, wasm_i64x2_shuffle(ab1, cd1, 0, 2));
-    wasm_v128_store(dst + 4 * i + 12, wasm_i64x2_shuffle(ab1, cd1, 1, 3));
+    transpose4(&a, &b, &c, &d);
+    wasm_v128_store(dst + 4 * i, a);
+    wasm_v128_store(dst + 4 * i + 4, b);
+    wasm_v128_store(dst + 4 * i + 8, c);
+    wasm_v128_store(dst + 4 * i + 12, d);
   }
   for (; i < n; i++) {
     wasm_v128_store(dst + 4 * i, wasm_f32x4_make(rows[0][i], rows[1][i], rows[2][i], rows[3][i]));
@@ -200,48 +209,82 @@ static void deinterleave4(const float *restrict src, float *const rows[4], int n
   for (; i + 4 <= n; i += 4) {
     v128_t a = wasm_v128_load(src + 4 * i), b = wasm_v128_load(src + 4 * i + 4);
     v128_t c = wasm_v128_load(src + 4 * i + 8), d = wasm_v128_load(src + 4 * i + 12);
-    v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
-    v128_t cd0 = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), cd1 = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);
-    wasm_v128_store(rows[0] + i, wasm_i64x2_shuffle(ab0, cd0, 0, 2));
-    wasm_v128_store(rows[1] + i, wasm_i64x2_shuffle(ab0, cd0, 1, 3));
-    wasm_v128_store(rows[2] + i, wasm_i64x2_shuffle(ab1, cd1, 0, 2));
-    wasm_v128_store(rows[3] + i, wasm_i64x2_shuffle(ab1, cd1, 1, 3));
+    transpose4(&a, &b, &c, &d);
+    wasm_v128_store(rows[0] + i, a);
+    wasm_v128_store(rows[1] + i, b);
+    wasm_v128_store(rows[2] + i, c);
+    wasm_v128_store(rows[3] + i, d);
   }
   for (; i < n; i++) {
     for (int l = 0; l < 4; l++) rows[l][i] = src[4 * i + l];
   }
 }
 
+/* Four float16/bfloat16 values as float32, exactly. */
+static inline v128_t load4_wide(int dtype, const uint16_t *p) {
+  v128_t h = wasm_u32x4_extend_low_u16x8(wasm_v128_load64_zero(p));
+  return dtype == DT_BF16 ? wasm_i32x4_shl(h, 16) : f16x4_to_f32(h);
+}
+
+/* Four float32 values rounded to float16/bfloat16, nearest even. */
+static inline void store4_narrow(int dtype, uint16_t *p, v128_t x) {
+  v128_t bits = dtype == DT_BF16 ? f32x4_to_bf16(x) : f32x4_to_f16(x);
+  wasm_v128_store64_lane(p, wasm_u16x8_narrow_i32x4(bits, bits), 0);
+}
+
 /* The row at element `offset` (n elements) of the group's gradient planes as four-lane vectors in
- * dst (4 n floats); `tmp` (4 n floats) receives widened float16/bfloat16 rows. */
-static void load_group_row(int dtype, const group_t *g, size_t offset, int n, float *tmp,
-                           float *dst) {
-  const float *rows[4];
-  for (int l = 0; l < 4; l++) {
-    if (dtype == DT_F32) {
-      rows[l] = (const float *)g->grad[l] + offset;
-    } else {
-      widen(dtype, (const uint16_t *)g->grad[l] + offset, tmp + (size_t)l * n, n);
-      rows[l] = tmp + (size_t)l * n;
+ * dst (4 n floats), widened from float16/bfloat16 on the way. */
+static void load_group_row(int dtype, const group_t *g, size_t offset, int n, float *dst) {
+  if (dtype == DT_F32) {
+    const float *rows[4];
+    for (int l = 0; l < 4; l++) rows[l] = (const float *)g->grad[l] + offset;
+    interleave4(rows, dst, n);
+    return;
+  }
+  const uint16_t *r[4];
+  for (int l = 0; l < 4; l++) r[l] = (const uint16_t *)g->grad[l] + offset;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v128_t a = load4_wide(dtype, r[0] + i), b = load4_wide(dtype, r[1] + i);
+    v128_t c = load4_wide(dtype, r[2] + i), d = load4_wide(dtype, r[3] + i);
+    transpose4(&a, &b, &c, &d);
+    wasm_v128_store(dst + 4 * i, a);
+    wasm_v128_store(dst + 4 * i + 4, b);
+    wasm_v128_store(dst + 4 * i + 8, c);
+    wasm_v128_store(dst + 4 * i + 12, d);
+  }
+  for (; i < n; i++) {
+    for (int l = 0; l < 4; l++) {
+      dst[4 * i + l] = dtype == DT_BF16 ? bf16_to_f32(r[l][i]) : f16_to_f32(r[l][i]);
     }
   }
-  interleave4(rows, dst, n);
 }
 
 /* The inverse: four-lane vectors in src (4 n floats) to the row at element `offset` of the
- * group's real output planes, rounded once for float16/bfloat16; `tmp` holds 4 n floats. */
-static void store_group_row(int dtype, const group_t *g, size_t offset, int n, const float *src,
-                            float *tmp) {
-  float *rows[4];
-  int direct = dtype == DT_F32 && g->lanes == 4;
-  for (int l = 0; l < 4; l++) rows[l] = direct ? (float *)g->out[l] + offset : tmp + (size_t)l * n;
-  deinterleave4(src, rows, n);
-  if (direct) return;
-  for (int l = 0; l < g->lanes; l++) {
-    if (dtype == DT_F32) {
-      __builtin_memcpy((float *)g->out[l] + offset, rows[l], (size_t)n * 4);
-    } else {
-      narrow(dtype, rows[l], (uint16_t *)g->out[l] + offset, n);
+ * group's output planes, rounded once for float16/bfloat16. Spare lanes hold the very values of
+ * the last real plane and point at it, so writing them changes nothing. */
+static void store_group_row(int dtype, const group_t *g, size_t offset, int n, const float *src) {
+  if (dtype == DT_F32) {
+    float *rows[4];
+    for (int l = 0; l < 4; l++) rows[l] = (float *)g->out[l] + offset;
+    deinterleave4(src, rows, n);
+    return;
+  }
+  uint16_t *r[4];
+  for (int l = 0; l < 4; l++) r[l] = (uint16_t *)g->out[l] + offset;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v128_t a = wasm_v128_load(src + 4 * i), b = wasm_v128_load(src + 4 * i + 4);
+    v128_t c = wasm_v128_load(src + 4 * i + 8), d = wasm_v128_load(src + 4 * i + 12);
+    transpose4(&a, &b, &c, &d);
+    store4_narrow(dtype, r[0] + i, a);
+    store4_narrow(dtype, r[1] + i, b);
+    store4_narrow(dtype, r[2] + i, c);
+    store4_narrow(dtype, r[3] + i, d);
+  }
+  for (; i < n; i++) {
+    for (int l = 0; l < 4; l++) {
+      r[l][i] = dtype == DT_BF16 ? f32_to_bf16(src[4 * i + l]) : f32_to_f16(src[4 * i + l]);
     }
   }
 }
@@ -345,12 +388,34 @@ static void nearest_factor(int dtype, void *out, const void *grad, int planes, i
  * at +0 never becomes -0 under round-to-nearest, so adding +0 changes nothing (and the row is
  * padded, so the reads stay inside the work space).
  */
+/* acc[iw] (+)= the vectors gRow[wStarts[iw] .. wStarts[iw + 1]) for every cell; `slots` is a
+ * constant 1..MAX_SLOTS (masked loads, unrolled) or 0 (a loop). */
+static inline void sum_ranges(float *restrict acc, const float *restrict gRow,
+                              const int32_t *wStarts, int inW, int first, const int slots) {
+  const v128_t zero = wasm_f32x4_splat(0.0f);
+  int start = wStarts[0];
+  for (int iw = 0; iw < inW; iw++) {
+    const int stop = wStarts[iw + 1];
+    v128_t a = first ? zero : wasm_v128_load(acc + 4 * iw);
+    if (slots > 0) {
+      const v128_t len = wasm_i32x4_splat(stop - start);
+      for (int j = 0; j < slots; j++) {
+        v128_t x = wasm_v128_load(gRow + 4 * (start + j));
+        a = wasm_f32x4_add(a, wasm_v128_and(x, wasm_i32x4_gt(len, wasm_i32x4_splat(j))));
+      }
+    } else {
+      for (int ow = start; ow < stop; ow++) a = wasm_f32x4_add(a, wasm_v128_load(gRow + 4 * ow));
+    }
+    wasm_v128_store(acc + 4 * iw, a);
+    start = stop;
+  }
+}
+
 static void nearest_lanes(int dtype, void *out, const void *grad, int planes, int inH, int inW,
                           int outW, const int32_t *hStarts, const int32_t *wStarts, int maxRange,
                           float *work) {
   const int outH = hStarts[inH];
-  const int wMax = outW > inW ? outW : inW;
-  float *gRow = work, *tmp = gRow + 4 * ((size_t)outW + MAX_SLOTS), *acc = tmp + 4 * (size_t)wMax;
+  float *gRow = work, *acc = gRow + 4 * ((size_t)outW + MAX_SLOTS);
   const v128_t zero = wasm_f32x4_splat(0.0f);
   for (int p0 = 0; p0 < planes; p0 += 4) {
     group_t g = group_at(dtype, grad, out, planes, p0, (size_t)outH * outW, (size_t)inH * inW);
@@ -360,33 +425,24 @@ static void nearest_lanes(int dtype, void *out, const void *grad, int planes, in
         for (int iw = 0; iw < inW; iw++) wasm_v128_store(acc + 4 * iw, zero);
       }
       for (int first = 1; oh < end; oh++, first = 0) {
-        load_group_row(dtype, &g, (size_t)oh * outW, outW, tmp, gRow);
-        int start = wStarts[0];
-        for (int iw = 0; iw < inW; iw++) {
-          const int stop = wStarts[iw + 1];
-          v128_t a = first ? zero : wasm_v128_load(acc + 4 * iw);
-          if (maxRange <= MAX_SLOTS) {
-            const v128_t len = wasm_i32x4_splat(stop - start);
-            for (int j = 0; j < maxRange; j++) {
-              v128_t x = wasm_v128_load(gRow + 4 * (start + j));
-              a = wasm_f32x4_add(a, wasm_v128_and(x, wasm_i32x4_gt(len, wasm_i32x4_splat(j))));
-            }
-          } else {
-            for (int ow = start; ow < stop; ow++) a = wasm_f32x4_add(a, wasm_v128_load(gRow + 4 * ow));
-          }
-          wasm_v128_store(acc + 4 * iw, a);
-          start = stop;
+        load_group_row(dtype, &g, (size_t)oh * outW, outW, gRow);
+        switch (maxRange) {
+          case 1: sum_ranges(acc, gRow, wStarts, inW, first, 1); break;
+          case 2: sum_ranges(acc, gRow, wStarts, inW, first, 2); break;
+          case 3: sum_ranges(acc, gRow, wStarts, inW, first, 3); break;
+          case 4: sum_ranges(acc, gRow, wStarts, inW, first, 4); break;
+          default: sum_ranges(acc, gRow, wStarts, inW, first, 0); break;
         }
       }
-      store_group_row(dtype, &g, (size_t)ih * inW, inW, acc, tmp);
+      store_group_row(dtype, &g, (size_t)ih * inW, inW, acc);
     }
   }
 }
 
 /** Scratch bytes nearest_backward needs for these widths. */
 EXPORT(nearest_scratch_bytes) size_t nearest_scratch_bytes(int inW, int outW) {
-  size_t wMax = (size_t)(outW > inW ? outW : inW);
-  return 4 * (4 * ((size_t)outW + MAX_SLOTS) + 4 * wMax + 4 * (size_t)inW);
+  /* nearest_lanes: a row of vectors (padded) and the accumulator row; nearest_factor needs less. */
+  return 4 * (4 * ((size_t)outW + MAX_SLOTS) + 4 * (size_t)inW);
 }
 
 /*
@@ -504,9 +560,9 @@ enum { RING = 4 };
 EXPORT(bilinear_scratch_bytes) size_t bilinear_scratch_bytes(int inH, int inW, int outH,
                                                              int outW) {
   (void)inH;
-  size_t wMax = (size_t)(outW > inW ? outW : inW), pixels = (size_t)outH * outW;
+  size_t pixels = (size_t)outH * outW;
   size_t weights = pixels <= ALL_WEIGHTS_MAX ? 4 * pixels : 4 * (size_t)outW;
-  return 4 * (4 * RING * ((size_t)inW + 1) + 4 * (size_t)outW + 4 * wMax + weights);
+  return 4 * (4 * RING * ((size_t)inW + 1) + 4 * (size_t)outW + weights);
 }
 
 /*
@@ -523,10 +579,8 @@ EXPORT(bilinear_backward) void bilinear_backward(int dtype, void *out, const voi
                                                  const int32_t *wI0, const int32_t *wI1,
                                                  const float *wL0, const float *wL1, float *work) {
   const size_t stride = 4 * ((size_t)inW + 1); /* floats per accumulator row, one padding cell */
-  const int wMax = outW > inW ? outW : inW;
   const int all = (size_t)outH * outW <= ALL_WEIGHTS_MAX;
-  float *ring = work, *gRow = ring + RING * stride, *tmp = gRow + 4 * (size_t)outW;
-  float *weights = tmp + 4 * (size_t)wMax;
+  float *ring = work, *gRow = ring + RING * stride, *weights = gRow + 4 * (size_t)outW;
   int split = outW;
   while (split > 0 && wI1[split - 1] == wI0[split - 1]) split--;
   if (all) {
@@ -546,12 +600,12 @@ EXPORT(bilinear_backward) void bilinear_backward(int dtype, void *out, const voi
           __builtin_memset(row, 0, stride * 4); /* a row no output touches */
           zeroed = next;
         }
-        store_group_row(dtype, &g, (size_t)next * inW, inW, row, tmp);
+        store_group_row(dtype, &g, (size_t)next * inW, inW, row);
       }
       if (oh == outH) break;
       const int h1 = hI1[oh];
       for (; zeroed < h1; zeroed++) __builtin_memset(ring + stride * ((zeroed + 1) % RING), 0, stride * 4);
-      load_group_row(dtype, &g, (size_t)oh * outW, outW, tmp, gRow);
+      load_group_row(dtype, &g, (size_t)oh * outW, outW, gRow);
       float *k = weights;
       if (all) {
         k += 4 * (size_t)outW * oh;
