@@ -17,6 +17,15 @@
 
 enum { DT_F32 = 0, DT_F16 = 1, DT_BF16 = 2 };
 
+/*
+ * Vector constants are built from K(c) = splat(c + kzero): V8 re-materialises every v128.const at
+ * each use inside loops (several instructions), while clang hoists K(c) out of the loop into a
+ * local, since it cannot fold kzero (an external global that nobody changes).
+ */
+int32_t kzero = 0;
+#define K(c) wasm_i32x4_splat((int32_t)(c) + kzero)
+#define KF(c) wasm_f32x4_splat((float)(c) + (float)kzero)
+
 typedef union {
   float f;
   uint32_t u;
@@ -70,39 +79,39 @@ static inline uint16_t f32_to_bf16(float x) {
 
 /* float16 bits (low halves of four u32 lanes) to float32, exactly, as f16_to_f32. */
 static inline v128_t f16x4_to_f32(v128_t h) {
-  v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16);
-  v128_t em = wasm_v128_and(h, wasm_i32x4_splat(0x7fff));
+  v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, K(0x8000)), 16);
+  v128_t em = wasm_v128_and(h, K(0x7fff));
   v128_t shifted = wasm_i32x4_shl(em, 13);
-  v128_t scaled = wasm_f32x4_mul(shifted, wasm_f32x4_splat(0x1p112f));
-  v128_t special = wasm_v128_or(shifted, wasm_i32x4_splat(0x7f800000));
-  v128_t isSpecial = wasm_i32x4_ge(em, wasm_i32x4_splat(0x7c00));
+  v128_t scaled = wasm_f32x4_mul(shifted, KF(0x1p112f));
+  v128_t special = wasm_v128_or(shifted, K(0x7f800000));
+  v128_t isSpecial = wasm_i32x4_ge(em, K(0x7c00));
   return wasm_v128_or(sign, wasm_v128_bitselect(special, scaled, isSpecial));
 }
 
 /* float32 to float16 bits (in u32 lanes), nearest even, as f32_to_f16. */
 static inline v128_t f32x4_to_f16(v128_t x) {
-  v128_t sign = wasm_v128_and(wasm_u32x4_shr(x, 16), wasm_i32x4_splat(0x8000));
-  v128_t a = wasm_v128_and(x, wasm_i32x4_splat(0x7fffffff));
-  v128_t odd = wasm_v128_and(wasm_u32x4_shr(a, 13), wasm_i32x4_splat(1));
+  v128_t sign = wasm_v128_and(wasm_u32x4_shr(x, 16), K(0x8000));
+  v128_t a = wasm_v128_and(x, K(0x7fffffff));
+  v128_t odd = wasm_v128_and(wasm_u32x4_shr(a, 13), K(1));
   v128_t normal = wasm_u32x4_shr(
-      wasm_i32x4_add(wasm_i32x4_add(a, wasm_i32x4_splat((int32_t)0xc8000fff)), odd), 13);
-  v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(a, wasm_f32x4_splat(0.5f)),
-                              wasm_i32x4_splat(0x3f000000));
-  v128_t r = wasm_v128_bitselect(sub, normal, wasm_u32x4_lt(a, wasm_i32x4_splat(0x38800000)));
-  r = wasm_v128_bitselect(wasm_i32x4_splat(0x7c00), r,
-                          wasm_u32x4_ge(a, wasm_i32x4_splat(0x477ff000)));
+      wasm_i32x4_add(wasm_i32x4_add(a, K(0xc8000fff)), odd), 13);
+  v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(a, KF(0.5f)),
+                              K(0x3f000000));
+  v128_t r = wasm_v128_bitselect(sub, normal, wasm_u32x4_lt(a, K(0x38800000)));
+  r = wasm_v128_bitselect(K(0x7c00), r,
+                          wasm_u32x4_ge(a, K(0x477ff000)));
   r = wasm_v128_or(r, sign);
-  return wasm_v128_bitselect(wasm_i32x4_splat(0x7e00), r,
-                             wasm_u32x4_gt(a, wasm_i32x4_splat(0x7f800000)));
+  return wasm_v128_bitselect(K(0x7e00), r,
+                             wasm_u32x4_gt(a, K(0x7f800000)));
 }
 
 /* float32 to bfloat16 bits (in u32 lanes), nearest even, as f32_to_bf16. */
 static inline v128_t f32x4_to_bf16(v128_t u) {
-  v128_t odd = wasm_v128_and(wasm_u32x4_shr(u, 16), wasm_i32x4_splat(1));
-  v128_t r = wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(u, wasm_i32x4_splat(0x7fff)), odd), 16);
-  v128_t nan = wasm_u32x4_gt(wasm_v128_and(u, wasm_i32x4_splat(0x7fffffff)),
-                             wasm_i32x4_splat(0x7f800000));
-  return wasm_v128_bitselect(wasm_i32x4_splat(0x7fc0), r, nan);
+  v128_t odd = wasm_v128_and(wasm_u32x4_shr(u, 16), K(1));
+  v128_t r = wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(u, K(0x7fff)), odd), 16);
+  v128_t nan = wasm_u32x4_gt(wasm_v128_and(u, K(0x7fffffff)),
+                             K(0x7f800000));
+  return wasm_v128_bitselect(K(0x7fc0), r, nan);
 }
 
 static void widen(int dtype, const uint16_t *src, float *dst, int n) {
@@ -294,100 +303,140 @@ static void store_group_row(int dtype, const group_t *g, size_t offset, int n, c
 /* Output ranges up to this long are summed with masked loads instead of a loop. */
 enum { MAX_SLOTS = 4 };
 
+/* Element i of a float32/float16/bfloat16 array as float32. */
+static inline float loadf(int dtype, const void *p, size_t i) {
+  if (dtype == DT_F32) return ((const float *)p)[i];
+  uint16_t h = ((const uint16_t *)p)[i];
+  return dtype == DT_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+}
+
+/* Stores x as element i, rounded once to float16/bfloat16. */
+static inline void storef(int dtype, void *p, size_t i, float x) {
+  if (dtype == DT_F32) {
+    ((float *)p)[i] = x;
+  } else {
+    ((uint16_t *)p)[i] = dtype == DT_BF16 ? f32_to_bf16(x) : f32_to_f16(x);
+  }
+}
+
+/* Elements i .. i + 7 as two float32 vectors. */
+static inline void load8(int dtype, const void *p, size_t i, v128_t *lo, v128_t *hi) {
+  if (dtype == DT_F32) {
+    *lo = wasm_v128_load((const float *)p + i);
+    *hi = wasm_v128_load((const float *)p + i + 4);
+    return;
+  }
+  v128_t h = wasm_v128_load((const uint16_t *)p + i);
+  v128_t a = wasm_u32x4_extend_low_u16x8(h), b = wasm_u32x4_extend_high_u16x8(h);
+  *lo = dtype == DT_BF16 ? wasm_i32x4_shl(a, 16) : f16x4_to_f32(a);
+  *hi = dtype == DT_BF16 ? wasm_i32x4_shl(b, 16) : f16x4_to_f32(b);
+}
+
+static inline v128_t load4v(int dtype, const void *p, size_t i) {
+  return dtype == DT_F32 ? wasm_v128_load((const float *)p + i)
+                         : load4_wide(dtype, (const uint16_t *)p + i);
+}
+
+static inline void store4v(int dtype, void *p, size_t i, v128_t x) {
+  if (dtype == DT_F32) {
+    wasm_v128_store((float *)p + i, x);
+  } else {
+    store4_narrow(dtype, (uint16_t *)p + i, x);
+  }
+}
+
 /*
- * acc[iw] (+)= src[ow] over the outputs of input iw, ascending, in float32, for k = 1 or 2
- * outputs per input. `first`: the sums start from +0 (PyTorch's zeroed gradInput), not from acc.
+ * acc[iw] (+)= the k = 1 or 2 outputs of input iw in row `row` of grad, ascending, in float32.
+ * `first`: the sums start from +0 (PyTorch's zeroed gradInput), not from acc.
  */
-static void accumulate_row_factor(float *restrict acc, const float *restrict src, int first,
-                                  int inW, int factor) {
+static inline void accumulate_row_factor(float *restrict acc, int dtype, const void *grad,
+                                         size_t row, int first, int inW, int factor) {
   int iw = 0;
   const v128_t zero = wasm_f32x4_splat(0.0f);
   if (factor == 1) {
     for (; iw + 4 <= inW; iw += 4) {
       v128_t a = first ? zero : wasm_v128_load(acc + iw);
-      wasm_v128_store(acc + iw, wasm_f32x4_add(a, wasm_v128_load(src + iw)));
+      wasm_v128_store(acc + iw, wasm_f32x4_add(a, load4v(dtype, grad, row + iw)));
     }
-    for (; iw < inW; iw++) acc[iw] = (first ? 0.0f : acc[iw]) + src[iw];
+    for (; iw < inW; iw++) acc[iw] = (first ? 0.0f : acc[iw]) + loadf(dtype, grad, row + iw);
     return;
   }
   for (; iw + 4 <= inW; iw += 4) {
-    v128_t lo = wasm_v128_load(src + 2 * iw), hi = wasm_v128_load(src + 2 * iw + 4);
-    v128_t even = wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6);
-    v128_t odd = wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7);
+    v128_t lo, hi;
+    load8(dtype, grad, row + 2 * (size_t)iw, &lo, &hi);
     v128_t a = first ? zero : wasm_v128_load(acc + iw);
-    wasm_v128_store(acc + iw, wasm_f32x4_add(wasm_f32x4_add(a, even), odd));
-  }
-  for (; iw < inW; iw++) acc[iw] = ((first ? 0.0f : acc[iw]) + src[2 * iw]) + src[2 * iw + 1];
-}
-
-/* The common 2x2 case in one pass: ((((+0 + a0) + a1) + b0) + b1) per cell. */
-static void sum_two_rows_factor2(float *restrict acc, const float *restrict r0,
-                                 const float *restrict r1, int inW) {
-  const v128_t zero = wasm_f32x4_splat(0.0f);
-  int iw = 0;
-  for (; iw + 4 <= inW; iw += 4) {
-    v128_t lo = wasm_v128_load(r0 + 2 * iw), hi = wasm_v128_load(r0 + 2 * iw + 4);
-    v128_t a = wasm_f32x4_add(zero, wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6));
-    a = wasm_f32x4_add(a, wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
-    lo = wasm_v128_load(r1 + 2 * iw);
-    hi = wasm_v128_load(r1 + 2 * iw + 4);
     a = wasm_f32x4_add(a, wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6));
     wasm_v128_store(acc + iw, wasm_f32x4_add(a, wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7)));
   }
   for (; iw < inW; iw++) {
-    acc[iw] = (((0.0f + r0[2 * iw]) + r0[2 * iw + 1]) + r1[2 * iw]) + r1[2 * iw + 1];
+    float a = (first ? 0.0f : acc[iw]) + loadf(dtype, grad, row + 2 * (size_t)iw);
+    acc[iw] = a + loadf(dtype, grad, row + 2 * (size_t)iw + 1);
   }
 }
 
-/* Integer factor 1 or 2 along w: plane by plane, row by row, vectorized along the row. */
-static void nearest_factor(int dtype, void *out, const void *grad, int planes, int inH, int inW,
-                           int outW, const int32_t *hStarts, int wFactor, float *work) {
-  const int wide = dtype == DT_F32;
+/* The common 2x2 case straight into the output row: ((((+0 + a0) + a1) + b0) + b1) per cell. */
+static inline void sum_two_rows_factor2(int dtype, void *out, size_t outRow, const void *grad,
+                                        size_t row0, size_t row1, int inW) {
+  const v128_t zero = wasm_f32x4_splat(0.0f);
+  int iw = 0;
+  for (; iw + 4 <= inW; iw += 4) {
+    v128_t lo, hi;
+    load8(dtype, grad, row0 + 2 * (size_t)iw, &lo, &hi);
+    v128_t a = wasm_f32x4_add(zero, wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6));
+    a = wasm_f32x4_add(a, wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
+    load8(dtype, grad, row1 + 2 * (size_t)iw, &lo, &hi);
+    a = wasm_f32x4_add(a, wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6));
+    store4v(dtype, out, outRow + iw, wasm_f32x4_add(a, wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7)));
+  }
+  for (; iw < inW; iw++) {
+    size_t w = 2 * (size_t)iw;
+    float a = ((0.0f + loadf(dtype, grad, row0 + w)) + loadf(dtype, grad, row0 + w + 1));
+    a = (a + loadf(dtype, grad, row1 + w)) + loadf(dtype, grad, row1 + w + 1);
+    storef(dtype, out, outRow + iw, a);
+  }
+}
+
+/* Integer factor 1 or 2 along w: plane by plane, row by row, vectorized along the row; float16
+ * and bfloat16 rows are widened in registers. `accRow` (inW floats) accumulates rows that take
+ * several gradient rows, for float16/bfloat16. */
+static inline __attribute__((always_inline)) void nearest_factor_impl(
+    const int dtype, void *out, const void *grad, int planes, int inH, int inW, int outW,
+    const int32_t *hStarts, int wFactor, float *accRow) {
   const int outH = hStarts[inH];
-  float *row0 = work, *row1 = work + outW, *accRow = work + 2 * outW;
   for (int p = 0; p < planes; p++) {
     const size_t gPlane = (size_t)p * outH * outW, oPlane = (size_t)p * inH * inW;
     for (int ih = 0; ih < inH; ih++) {
-      float *acc = wide ? (float *)out + oPlane + (size_t)ih * inW : accRow;
+      const size_t outRow = oPlane + (size_t)ih * inW;
       int oh = hStarts[ih], end = hStarts[ih + 1];
-      const float *src[2] = {0, 0};
       if (end - oh == 2 && wFactor == 2) {
-        for (int k = 0; k < 2; k++) {
-          size_t at = gPlane + (size_t)(oh + k) * outW;
-          if (wide) {
-            src[k] = (const float *)grad + at;
-          } else {
-            widen(dtype, (const uint16_t *)grad + at, k ? row1 : row0, outW);
-            src[k] = k ? row1 : row0;
-          }
-        }
-        sum_two_rows_factor2(acc, src[0], src[1], inW);
-      } else if (oh == end) {
-        for (int iw = 0; iw < inW; iw++) acc[iw] = 0.0f;
-      } else {
-        for (int first = 1; oh < end; oh++, first = 0) {
-          size_t at = gPlane + (size_t)oh * outW;
-          if (wide) {
-            src[0] = (const float *)grad + at;
-          } else {
-            widen(dtype, (const uint16_t *)grad + at, row0, outW);
-            src[0] = row0;
-          }
-          accumulate_row_factor(acc, src[0], first, inW, wFactor);
-        }
+        size_t row0 = gPlane + (size_t)oh * outW;
+        sum_two_rows_factor2(dtype, out, outRow, grad, row0, row0 + outW, inW);
+        continue;
       }
-      if (!wide) narrow(dtype, acc, (uint16_t *)out + oPlane + (size_t)ih * inW, inW);
+      float *acc = dtype == DT_F32 ? (float *)out + outRow : accRow;
+      if (oh == end) {
+        for (int iw = 0; iw < inW; iw++) acc[iw] = 0.0f;
+      }
+      for (int first = 1; oh < end; oh++, first = 0) {
+        accumulate_row_factor(acc, dtype, grad, gPlane + (size_t)oh * outW, first, inW, wFactor);
+      }
+      if (dtype != DT_F32) narrow(dtype, acc, (uint16_t *)out + outRow, inW);
     }
   }
 }
 
-/*
- * Any other scale: four planes per vector; input row ih sums its output rows, each cell its
- * output range from +0 in (oh, ow) order. Ranges up to `maxRange` <= MAX_SLOTS long read
- * maxRange consecutive vectors and mask those past the range to +0: an accumulator that starts
- * at +0 never becomes -0 under round-to-nearest, so adding +0 changes nothing (and the row is
- * padded, so the reads stay inside the work space).
- */
+/* One specialised copy per dtype. */
+static void nearest_factor(int dtype, void *out, const void *grad, int planes, int inH, int inW,
+                           int outW, const int32_t *hStarts, int wFactor, float *accRow) {
+  if (dtype == DT_F32) {
+    nearest_factor_impl(DT_F32, out, grad, planes, inH, inW, outW, hStarts, wFactor, accRow);
+  } else if (dtype == DT_BF16) {
+    nearest_factor_impl(DT_BF16, out, grad, planes, inH, inW, outW, hStarts, wFactor, accRow);
+  } else {
+    nearest_factor_impl(DT_F16, out, grad, planes, inH, inW, outW, hStarts, wFactor, accRow);
+  }
+}
+
 /* acc[iw] (+)= the vectors gRow[wStarts[iw] .. wStarts[iw + 1]) for every cell; `slots` is a
  * constant 1..MAX_SLOTS (masked loads, unrolled) or 0 (a loop). */
 static inline void sum_ranges(float *restrict acc, const float *restrict gRow,
@@ -401,7 +450,7 @@ static inline void sum_ranges(float *restrict acc, const float *restrict gRow,
       const v128_t len = wasm_i32x4_splat(stop - start);
       for (int j = 0; j < slots; j++) {
         v128_t x = wasm_v128_load(gRow + 4 * (start + j));
-        a = wasm_f32x4_add(a, wasm_v128_and(x, wasm_i32x4_gt(len, wasm_i32x4_splat(j))));
+        a = wasm_f32x4_add(a, wasm_v128_and(x, wasm_i32x4_gt(len, K(j))));
       }
     } else {
       for (int ow = start; ow < stop; ow++) a = wasm_f32x4_add(a, wasm_v128_load(gRow + 4 * ow));
