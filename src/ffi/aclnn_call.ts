@@ -55,10 +55,15 @@ interface OpSymbols {
 
 // Names resolved once per library and op: building them per call makes V8 deoptimize the keyed loads.
 const resolved = new WeakMap<CannLibraries, Map<UpsampleOp, OpSymbols>>();
+// The last library asked about (a process nearly always has one): skips the WeakMap on every call.
+let lastLibs: CannLibraries | null = null;
+let lastTable: Map<UpsampleOp, OpSymbols> | null = null;
 
 function opSymbols(libs: CannLibraries, op: UpsampleOp): OpSymbols {
-  let perLib = resolved.get(libs);
+  let perLib = libs === lastLibs ? lastTable! : resolved.get(libs);
   if (perLib === undefined) resolved.set(libs, perLib = new Map());
+  lastLibs = libs;
+  lastTable = perLib;
   let symbols = perLib.get(op);
   if (symbols === undefined) {
     const ops = libs.opapi as unknown as Record<string, AclnnFn | null>;
