@@ -1,7 +1,7 @@
 /*
- * Per-call overhead of the CANN host emulation driven from C: the same call sequence the Deno binding
- * makes (src/ffi/aclnn_call.ts) for one tiny op, with tensors already on the device and `out`
- * preallocated:
+ * Per-call overhead of the CANN host emulation driven from C: the call sequence of issue 4 (what the
+ * Deno binding made per call before it cached its descriptors, src/ffi/descriptors.ts) for one tiny
+ * op, with tensors already on the device and `out` preallocated:
  *   aclCreateTensor x2, aclCreateIntArray x2, phase 1, workspace (cached, grown when asked for),
  *   phase 2, aclrtSynchronizeStream, aclDestroyTensor x2, aclDestroyIntArray x2.
  *
@@ -10,6 +10,9 @@
  *   worker    aclrtSynchronizeStream handed to a persistent helper thread and waited for with a
  *             mutex/condvar (the shape of Deno's `nonblocking: true` FFI call the library uses);
  *   enqueue   no sync per call, one aclrtSynchronizeStream after the timed loop (included).
+ * One more, not the issue's sequence but what the library does since it caches descriptors:
+ *   enqueue-cached  as enqueue, with the two aclTensors and two aclIntArrays created once before
+ *             the runs and destroyed after them (each call: phase 1, workspace, phase 2).
  *
  * usage: overhead [iterations]   prints one JSON line per (op, variant): median us per call of 5 runs.
  * Build: make -s -C bench (links native/build with an rpath).
@@ -34,8 +37,8 @@
 
 enum op { NEAREST_1D, NEAREST_2D, BILINEAR_2D };
 static const char *const OP_NAMES[] = {"nearestExact1d", "nearestExact2d", "bilinear2d"};
-enum variant { BLOCKING, WORKER, ENQUEUE };
-static const char *const VARIANT_NAMES[] = {"blocking", "worker", "enqueue"};
+enum variant { BLOCKING, WORKER, ENQUEUE, ENQUEUE_CACHED };
+static const char *const VARIANT_NAMES[] = {"blocking", "worker", "enqueue", "enqueue-cached"};
 
 static aclrtStream stream;
 static void *grad_dev, *out_dev; /* 4 floats and 1 float (2 floats for 1d) */
@@ -82,8 +85,13 @@ static int sync_on_worker(void)
     return status;
 }
 
-/* ---- one call, exactly the binding's sequence ---- */
-static void one_call(enum op op, enum variant variant)
+/* ---- one call, exactly the issue's sequence ---- */
+typedef struct {
+    aclTensor *grad, *out;
+    aclIntArray *output_size, *input_size;
+} descriptors;
+
+static descriptors create_descriptors(enum op op)
 {
     int64_t dims[4], strides[4], storage[1], out_dims[4], out_strides[4], out_storage[1];
     int rank = op == NEAREST_1D ? 3 : 4;
@@ -104,16 +112,32 @@ static void one_call(enum op op, enum variant variant)
     }
     out_storage[0] = 1;
     aclFormat format = rank == 3 ? ACL_FORMAT_NCL : ACL_FORMAT_NCHW;
-    aclTensor *grad = aclCreateTensor(dims, (uint64_t)rank, ACL_FLOAT, strides, 0, format, storage, 1,
-                                      grad_dev);
-    aclTensor *out = aclCreateTensor(out_dims, (uint64_t)rank, ACL_FLOAT, out_strides, 0, format,
-                                     out_storage, 1, out_dev);
-    aclIntArray *output_size = aclCreateIntArray(dims + 2, (uint64_t)(rank - 2));
-    aclIntArray *input_size = aclCreateIntArray(out_dims, (uint64_t)rank);
-    if (grad == NULL || out == NULL || output_size == NULL || input_size == NULL) {
+    descriptors d;
+    d.grad = aclCreateTensor(dims, (uint64_t)rank, ACL_FLOAT, strides, 0, format, storage, 1, grad_dev);
+    d.out = aclCreateTensor(out_dims, (uint64_t)rank, ACL_FLOAT, out_strides, 0, format, out_storage, 1,
+                            out_dev);
+    d.output_size = aclCreateIntArray(dims + 2, (uint64_t)(rank - 2));
+    d.input_size = aclCreateIntArray(out_dims, (uint64_t)rank);
+    if (d.grad == NULL || d.out == NULL || d.output_size == NULL || d.input_size == NULL) {
         fprintf(stderr, "aclCreateTensor/aclCreateIntArray failed\n");
         exit(1);
     }
+    return d;
+}
+
+static void destroy_descriptors(const descriptors *d)
+{
+    CHECK(aclDestroyTensor(d->grad));
+    CHECK(aclDestroyTensor(d->out));
+    CHECK(aclDestroyIntArray(d->output_size));
+    CHECK(aclDestroyIntArray(d->input_size));
+}
+
+/* Phase 1, workspace, phase 2, and the variant's sync. */
+static void launch(enum op op, enum variant variant, const descriptors *d)
+{
+    aclTensor *grad = d->grad, *out = d->out;
+    aclIntArray *output_size = d->output_size, *input_size = d->input_size;
     uint64_t ws = 0;
     aclOpExecutor *executor = NULL;
     if (op == NEAREST_1D) {
@@ -147,10 +171,18 @@ static void one_call(enum op op, enum variant variant)
     } else if (variant == WORKER) {
         CHECK(sync_on_worker());
     }
-    CHECK(aclDestroyTensor(grad));
-    CHECK(aclDestroyTensor(out));
-    CHECK(aclDestroyIntArray(output_size));
-    CHECK(aclDestroyIntArray(input_size));
+}
+
+/* The issue's sequence: create x4, launch, sync, destroy x4 (`cached`: the descriptors are given). */
+static void one_call(enum op op, enum variant variant, const descriptors *cached)
+{
+    if (cached != NULL) {
+        launch(op, variant, cached);
+        return;
+    }
+    descriptors d = create_descriptors(op);
+    launch(op, variant, &d);
+    destroy_descriptors(&d);
 }
 
 static double now_us(void)
@@ -170,19 +202,28 @@ static int cmp_double(const void *a, const void *b)
 static double measure(enum op op, enum variant variant, int iterations)
 {
     double runs[5];
+    descriptors kept;
+    const descriptors *cached = NULL;
+    if (variant == ENQUEUE_CACHED) {
+        kept = create_descriptors(op);
+        cached = &kept;
+    }
     for (int i = 0; i < iterations / 4; i++) { /* warm-up */
-        one_call(op, variant);
+        one_call(op, variant, cached);
     }
     CHECK(aclrtSynchronizeStream(stream));
     for (int r = 0; r < 5; r++) {
         double start = now_us();
         for (int i = 0; i < iterations; i++) {
-            one_call(op, variant);
+            one_call(op, variant, cached);
         }
-        if (variant == ENQUEUE) {
+        if (variant == ENQUEUE || variant == ENQUEUE_CACHED) {
             CHECK(aclrtSynchronizeStream(stream));
         }
         runs[r] = (now_us() - start) / iterations;
+    }
+    if (cached != NULL) {
+        destroy_descriptors(cached);
     }
     qsort(runs, 5, sizeof runs[0], cmp_double);
     return runs[2];
@@ -208,7 +249,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int op = NEAREST_1D; op <= BILINEAR_2D; op++) {
-        for (int variant = BLOCKING; variant <= ENQUEUE; variant++) {
+        for (int variant = BLOCKING; variant <= ENQUEUE_CACHED; variant++) {
             double us = measure((enum op)op, (enum variant)variant, iterations);
             printf("{\"side\":\"c\",\"op\":\"%s\",\"variant\":\"%s\",\"us\":%.3f,\"iterations\":%d}\n",
                    OP_NAMES[op], VARIANT_NAMES[variant], us, iterations);
