@@ -8,6 +8,9 @@
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
 import type { WasmHeap } from "./wasm/heap.ts";
 
+// Placeholder view until first use: creating a typed array costs about as much as a small op.
+const NO_VIEW = new Float32Array(0);
+
 /**
  * Storage of one CPU tensor. {@link CpuBuffer.view} gives its elements as a typed array (float32
  * values or float16/bfloat16 bits); the view is re-created when the memory has grown, since growing
@@ -38,7 +41,7 @@ export class CpuBuffer {
     this.heap = heap;
     this.ptr = ptr;
     this.#source = null;
-    this.#view = heap === null ? allocateHost(dtype, length) : allocateHost(dtype, 0);
+    this.#view = heap === null ? allocateHost(dtype, length) : NO_VIEW;
   }
 
   /** A buffer backed by its own typed array. */

@@ -88,6 +88,8 @@ export class WasmKernels {
   readonly exports: KernelExports;
   #scratch = -1;
   #scratchBytes = 0;
+  #i32: Int32Array<ArrayBufferLike> = new Int32Array(0);
+  #f32: Float32Array<ArrayBufferLike> = new Float32Array(0);
 
   /** @param maxBytes the memory never grows past this (default and limit: 4 GiB) */
   constructor(maxBytes: number = MAX_PAGES * 65536) {
@@ -96,6 +98,24 @@ export class WasmKernels {
     const instance = new WebAssembly.Instance(kernelModule(), { env: { memory } });
     this.exports = instance.exports as unknown as KernelExports;
     this.heap = new WasmHeap(memory, this.exports.__heap_base.value as number, maxPages);
+  }
+
+  /** The whole memory as int32 (re-created after the memory grew). */
+  get i32(): Int32Array<ArrayBufferLike> {
+    if (this.#i32.buffer !== this.heap.memory.buffer) this.#views();
+    return this.#i32;
+  }
+
+  /** The whole memory as float32 (re-created after the memory grew). */
+  get f32(): Float32Array<ArrayBufferLike> {
+    if (this.#f32.buffer !== this.heap.memory.buffer) this.#views();
+    return this.#f32;
+  }
+
+  #views(): void {
+    const buffer = this.heap.memory.buffer;
+    this.#i32 = new Int32Array(buffer);
+    this.#f32 = new Float32Array(buffer);
   }
 
   /** Bytes held by the scratch block. */

@@ -94,17 +94,16 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
     const work = kernels.exports.bilinear_scratch_bytes(inH, inW, outH, outW);
     const base = kernels.scratch(tables + work);
     if (base < 0) return false;
-    const buffer = heap.memory.buffer;
-    const at = [0, 1, 2, 3].map((i) => base + i * hBytes)
-      .concat([0, 1, 2, 3].map((i) => base + 4 * hBytes + i * wBytes));
-    new Int32Array(buffer, at[0], outH).set(th.i0);
-    new Int32Array(buffer, at[1], outH).set(th.i1);
-    new Float32Array(buffer, at[2], outH).set(th.l0);
-    new Float32Array(buffer, at[3], outH).set(th.l1);
-    new Int32Array(buffer, at[4], outW).set(tw.i0);
-    new Int32Array(buffer, at[5], outW).set(tw.i1);
-    new Float32Array(buffer, at[6], outW).set(tw.l0);
-    new Float32Array(buffer, at[7], outW).set(tw.l1);
+    const i32 = kernels.i32, f32 = kernels.f32;
+    const h = base, w = base + 4 * hBytes;
+    i32.set(th.i0, h >> 2);
+    i32.set(th.i1, (h + hBytes) >> 2);
+    f32.set(th.l0, (h + 2 * hBytes) >> 2);
+    f32.set(th.l1, (h + 3 * hBytes) >> 2);
+    i32.set(tw.i0, w >> 2);
+    i32.set(tw.i1, (w + wBytes) >> 2);
+    f32.set(tw.l0, (w + 2 * wBytes) >> 2);
+    f32.set(tw.l1, (w + 3 * wBytes) >> 2);
     kernels.exports.bilinear_backward(
       dtype,
       address(out),
@@ -114,14 +113,14 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
       inW,
       outH,
       outW,
-      at[0],
-      at[1],
-      at[2],
-      at[3],
-      at[4],
-      at[5],
-      at[6],
-      at[7],
+      h,
+      h + hBytes,
+      h + 2 * hBytes,
+      h + 3 * hBytes,
+      w,
+      w + wBytes,
+      w + 2 * wBytes,
+      w + 3 * wBytes,
       base + tables,
     );
     return true;
@@ -132,9 +131,9 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
   const work = kernels.exports.nearest_scratch_bytes(inW, outW);
   const base = kernels.scratch(hBytes + wBytes + work);
   if (base < 0) return false;
-  const buffer = heap.memory.buffer;
-  new Int32Array(buffer, base, inH + 1).set(h.starts);
-  new Int32Array(buffer, base + hBytes, inW + 1).set(w.starts);
+  const i32 = kernels.i32;
+  i32.set(h.starts, base >> 2);
+  i32.set(w.starts, (base + hBytes) >> 2);
   kernels.exports.nearest_backward(
     dtype,
     address(out),
