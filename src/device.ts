@@ -17,7 +17,7 @@ import {
   isDType,
 } from "./tensor/dtype.ts";
 import { contiguousStrides, numel } from "./tensor/layout.ts";
-import { Storage, type StorageOwner } from "./tensor/storage.ts";
+import { Storage, StorageList, type StorageOwner } from "./tensor/storage.ts";
 import { createTensor, type Tensor, tensorInternals } from "./tensor/tensor.ts";
 
 /** Options of {@link Device.open}. */
@@ -81,7 +81,7 @@ export function deviceInternals(device: Device): DeviceInternals {
  */
 export class Device {
   readonly #backend: Backend<unknown>;
-  readonly #storages = new Set<Storage>();
+  readonly #storages = new StorageList();
   readonly #owner: StorageOwner;
   #deterministic: boolean;
   #closed = false;
@@ -89,7 +89,7 @@ export class Device {
   private constructor(backend: Backend<unknown>, deterministic: boolean) {
     this.#backend = backend;
     this.#deterministic = deterministic;
-    this.#owner = { storageBackend: backend, forget: (storage) => this.#storages.delete(storage) };
+    this.#owner = { storageBackend: backend, forget: (storage) => this.#storages.remove(storage) };
     if (deterministic) backend.setDeterministic(true);
     INTERNALS.set(this, {
       backend: () => {
@@ -237,7 +237,7 @@ export class Device {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const storage of [...this.#storages]) storage.free();
+    this.#storages.freeAll();
     this.#backend.close();
   }
 

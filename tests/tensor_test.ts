@@ -12,6 +12,7 @@ import {
   transposeLayout,
 } from "../src/tensor/layout.ts";
 import { BACKENDS, emuLive } from "./helpers.ts";
+import { Storage, StorageList } from "../src/tensor/storage.ts";
 
 Deno.test("layout: strides, element counts, contiguity, spans", () => {
   assert.deepEqual(contiguousStrides([2, 3, 4]), [12, 4, 1]);
@@ -158,3 +159,37 @@ for (const backend of BACKENDS) {
     assert.deepEqual([...await h.toFloat32Array()], [0, 0, 0, 0]);
   });
 }
+
+Deno.test("StorageList: add, remove in any order, freeAll frees each storage once", () => {
+  const freed: number[] = [];
+  const list = new StorageList();
+  const owner = {
+    storageBackend: { free: (handle: unknown) => freed.push(handle as number) } as never,
+    forget: (storage: Storage) => list.remove(storage),
+  };
+  const storages = [0, 1, 2, 3, 4].map((i) => new Storage(owner, i, "float32", 1));
+  for (const s of storages) list.add(s);
+  list.remove(storages[2]); // middle
+  list.remove(storages[4]); // head
+  list.remove(storages[4]); // twice: no effect
+  assert.equal(list.size, 3);
+  storages[0].retain();
+  storages[0].release(); // frees and forgets through the owner
+  assert.deepEqual(freed, [0]);
+  assert.equal(list.size, 2);
+  list.freeAll();
+  assert.deepEqual(freed.sort(), [0, 1, 3]);
+  assert.equal(list.size, 0);
+});
+
+Deno.test("tensors of one shape share frozen shape arrays; others get their own", () => {
+  using device = Device.open({ backend: "cpu" });
+  using a = device.zeros([2, 3]);
+  using b = device.zeros([2, 3]);
+  using c = device.zeros([3, 2]);
+  assert.equal(a.shape, b.shape);
+  assert.deepEqual(c.shape, [3, 2]);
+  assert.deepEqual(a.shape, [2, 3]);
+  assert.deepEqual(a.strides, [3, 1]);
+  assert.ok(Object.isFrozen(a.shape) && Object.isFrozen(a.strides));
+});

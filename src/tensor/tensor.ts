@@ -28,6 +28,27 @@ let hasTensorBrand: (value: object) => boolean;
 // Set by the class's static block: private state for this library's own modules.
 let internalsOf: (tensor: Tensor) => { storage: Storage; layout: Layout };
 
+// Frozen arrays are immutable, so tensors of one shape (a training loop's) share them: copying and
+// freezing per tensor costs more than a small op.
+let lastShape: readonly number[] = Object.freeze([]);
+let lastStrides: readonly number[] = Object.freeze([]);
+
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function frozenShape(shape: readonly number[]): readonly number[] {
+  if (!sameNumbers(shape, lastShape)) lastShape = Object.freeze([...shape]);
+  return lastShape;
+}
+
+function frozenStrides(strides: readonly number[]): readonly number[] {
+  if (!sameNumbers(strides, lastStrides)) lastStrides = Object.freeze([...strides]);
+  return lastStrides;
+}
+
 /**
  * Internal: whether `value` is a tensor made by this module (a brand check, not `instanceof`).
  *
@@ -73,8 +94,8 @@ export class Tensor {
     this.#device = device;
     this.#storage = storage;
     this.#layout = {
-      shape: Object.freeze([...layout.shape]),
-      strides: Object.freeze([...layout.strides]),
+      shape: frozenShape(layout.shape),
+      strides: frozenStrides(layout.strides),
       offset: layout.offset,
     };
     storage.retain();
