@@ -14,7 +14,8 @@
  *   enqueue-cached  as enqueue, with the two aclTensors and two aclIntArrays created once before
  *             the runs and destroyed after them (each call: phase 1, workspace, phase 2).
  *
- * usage: overhead [iterations]   prints one JSON line per (op, variant): median us per call of 5 runs.
+ * usage: overhead [iterations [variant,...]]   prints one JSON line per (op, variant): median us per
+ * call of 5 runs; the optional comma-separated list picks variants (default: all).
  * Build: make -s -C bench (links native/build with an rpath).
  */
 #include "cann_subset.h"
@@ -233,8 +234,29 @@ int main(int argc, char **argv)
 {
     int iterations = argc > 1 ? atoi(argv[1]) : 20000;
     if (iterations <= 0) {
-        fprintf(stderr, "usage: overhead [iterations > 0]\n");
+        fprintf(stderr, "usage: overhead [iterations > 0 [variant,...]]\n");
         return 2;
+    }
+    int selected[ENQUEUE_CACHED + 1];
+    for (int v = BLOCKING; v <= ENQUEUE_CACHED; v++) {
+        selected[v] = argc <= 2; /* no list: every variant */
+    }
+    if (argc > 2) {
+        char list[256];
+        snprintf(list, sizeof list, "%s", argv[2]);
+        for (char *save = NULL, *name = strtok_r(list, ",", &save); name != NULL;
+             name = strtok_r(NULL, ",", &save)) {
+            int found = 0;
+            for (int v = BLOCKING; v <= ENQUEUE_CACHED; v++) {
+                if (strcmp(name, VARIANT_NAMES[v]) == 0) {
+                    selected[v] = found = 1;
+                }
+            }
+            if (!found) {
+                fprintf(stderr, "overhead: unknown variant \"%s\"\n", name);
+                return 2;
+            }
+        }
     }
     CHECK(aclInit(NULL));
     CHECK(aclrtSetDevice(0));
@@ -250,6 +272,9 @@ int main(int argc, char **argv)
     }
     for (int op = NEAREST_1D; op <= BILINEAR_2D; op++) {
         for (int variant = BLOCKING; variant <= ENQUEUE_CACHED; variant++) {
+            if (!selected[variant]) {
+                continue;
+            }
             double us = measure((enum op)op, (enum variant)variant, iterations);
             printf("{\"side\":\"c\",\"op\":\"%s\",\"variant\":\"%s\",\"us\":%.3f,\"iterations\":%d}\n",
                    OP_NAMES[op], VARIANT_NAMES[variant], us, iterations);

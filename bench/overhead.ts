@@ -1,9 +1,10 @@
 /**
  * `deno task bench:overhead`: per-call overhead of this library on the emulated NPU against a C program
- * (`bench/build/overhead`, from `overhead.c`) making the identical call sequence to the same emulated
- * libraries, for the tiny case of each op. C and Deno runs alternate (3 rounds); each number is the
- * best round's median of 5 runs of N calls, in microseconds per call (on a shared 2-core machine,
- * other processes only ever add time, mostly to the thread hand-offs: the best round is the signal).
+ * (`bench/build/overhead`, from `overhead.c`) driving the same emulated libraries, for the tiny case
+ * of each op. C and Deno runs alternate (3 rounds, then 6 more of the cheap launch-only variants,
+ * which noise moves most in relative terms); each number is the best round's median of 5 runs of N
+ * calls, in microseconds per call (on a shared 2-core machine, other processes only ever add time,
+ * mostly to the thread hand-offs: the best round is the signal).
  *
  * Sync is compared like for like: the library's `await device.synchronize()` runs
  * `aclrtSynchronizeStream` on a worker thread (C "worker": a helper thread + condvar); "blocking" calls
@@ -31,6 +32,9 @@ import { markdownTable, median } from "./stats.ts";
 
 const ITERATIONS = 10_000;
 const ROUNDS = 3;
+/** Extra alternating rounds of the launch-only variants (C: enqueue, enqueue-cached). */
+const ENQUEUE_ROUNDS = 6;
+const C_ENQUEUE_VARIANTS = "enqueue,enqueue-cached";
 const C_DRIVER = new URL("./build/overhead", import.meta.url).pathname;
 /** The issue's target: Deno-driven / C-driven <= 1.5x. */
 const TARGET = 1.5;
@@ -41,9 +45,10 @@ function record(samples: Samples, key: string, us: number): void {
   samples.set(key, [...samples.get(key) ?? [], us]);
 }
 
-async function runC(samples: Samples): Promise<void> {
-  const output = await new Deno.Command(C_DRIVER, { args: [String(ITERATIONS)], stderr: "inherit" })
-    .output();
+/** Runs the C driver: every variant, or the comma-separated `variants`. */
+async function runC(samples: Samples, variants?: string): Promise<void> {
+  const args = variants === undefined ? [String(ITERATIONS)] : [String(ITERATIONS), variants];
+  const output = await new Deno.Command(C_DRIVER, { args, stderr: "inherit" }).output();
   if (!output.success) throw new Error(`${C_DRIVER} failed`);
   for (const line of new TextDecoder().decode(output.stdout).trim().split("\n")) {
     const row = JSON.parse(line) as { op: string; variant: string; us: number };
@@ -71,11 +76,18 @@ async function timeVariant(variant: Variant, p: TinyProblem): Promise<number> {
   return median(runs);
 }
 
-async function runDeno(device: Device, samples: Samples): Promise<void> {
+/** Whether a variant is launch-only (no sync per call): cheap, so it gets the extra rounds. */
+const launchOnly = (variant: Variant): boolean =>
+  variant.peer === "enqueue" || variant.name === "validate";
+
+async function runDeno(device: Device, samples: Samples, onlyLaunch = false): Promise<void> {
+  const variants = [...PUBLIC_VARIANTS, ...PIECE_VARIANTS].filter((v) =>
+    !onlyLaunch || launchOnly(v)
+  );
   for (const op of OPS) {
     const p = tinyProblem(device, op);
     try {
-      for (const variant of [...PUBLIC_VARIANTS, ...PIECE_VARIANTS]) {
+      for (const variant of variants) {
         record(samples, `deno/${op}/${variant.name}`, await timeVariant(variant, p));
       }
     } finally {
@@ -169,12 +181,19 @@ async function main(): Promise<void> {
       await runDeno(device, samples);
       console.error(`  round ${round + 1}/${ROUNDS} done`);
     }
+    for (let round = 0; round < ENQUEUE_ROUNDS; round++) {
+      await runC(samples, C_ENQUEUE_VARIANTS);
+      await runDeno(device, samples, true);
+    }
+    console.error(`  ${ENQUEUE_ROUNDS} launch-only rounds done`);
   } finally {
     device.close();
   }
   console.log(
     `per-call overhead, tiny float32 case, emulated NPU (native/build), ${ITERATIONS} calls x 5 ` +
-      `runs (median) x ${ROUNDS} alternating rounds (best); µs per call:\n`,
+      `runs (median) x ${ROUNDS} alternating rounds (best; launch-only rows: ${
+        ROUNDS + ENQUEUE_ROUNDS
+      } rounds); µs per call:\n`,
   );
   const { table, verdicts } = comparisonTable(samples);
   console.log(table);
