@@ -248,3 +248,48 @@ Deno.test("wasm conversions: every float16/bfloat16 pattern widens, and float32 
     }
   }
 });
+
+Deno.test("wasm kernels: one device interleaving shapes and ops reuses tables only when valid", async () => {
+  // Each call's tables are written once per shape into a shared scratch block: alternate ops and
+  // shapes, and grow the scratch block between calls of one shape, against fresh TypeScript runs.
+  using wasm = Device.open({ backend: "cpu" });
+  using ts = Device.open({ backend: "cpu", cpuKernels: "typescript" });
+  const calls: [number[], Run][] = [
+    [
+      [2, 3, 6, 10],
+      (_d, g) =>
+        upsampleNearestExact2dBackward(g, { outputSize: [6, 10], inputSize: [2, 3, 4, 6] }),
+    ],
+    [
+      [2, 3, 6, 10],
+      (_d, g) => upsampleBilinear2dBackward(g, { outputSize: [6, 10], inputSize: [2, 3, 4, 6] }),
+    ],
+    [
+      [2, 3, 6, 10],
+      (_d, g) =>
+        upsampleBilinear2dBackward(g, {
+          outputSize: [6, 10],
+          inputSize: [2, 3, 4, 6],
+          alignCorners: true,
+        }),
+    ],
+    [
+      [1, 2, 40, 90],
+      (_d, g) =>
+        upsampleNearestExact2dBackward(g, { outputSize: [40, 90], inputSize: [1, 2, 23, 51] }),
+    ],
+    [
+      [2, 3, 6, 10],
+      (_d, g) =>
+        upsampleNearestExact2dBackward(g, { outputSize: [6, 10], inputSize: [2, 3, 3, 5] }),
+    ],
+  ];
+  const order = [0, 0, 1, 0, 2, 2, 1, 3, 0, 4, 0, 3, 3, 1];
+  for (const [step, k] of order.entries()) {
+    const [shape, run] = calls[k];
+    const values = gradValues(rng(100 + step), shape.reduce((a, b) => a * b, 1));
+    using a = run(wasm, wasm.tensor(values, shape));
+    using b = run(ts, ts.tensor(values, shape));
+    assertBitEqual(await a.toFloat32Array(), await b.toFloat32Array(), `step ${step} (call ${k})`);
+  }
+});

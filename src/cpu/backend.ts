@@ -22,6 +22,11 @@ import { launchWasm } from "./wasm/launch.ts";
 
 // Typed arrays past this length cannot be allocated by V8; checked before allocating.
 const MAX_HOST_ELEMENTS = 2 ** 32 - 1;
+// Freed heap buffers kept whole for the next allocation of the same dtype and length (a training
+// loop allocates the same shapes every step): no allocator search, no new objects.
+const MAX_CACHED_BYTES = 256 * 2 ** 20;
+const MAX_CACHED_PER_SIZE = 4;
+const DTYPE_INDEX = { float32: 0, float16: 1, bfloat16: 2 } as const;
 
 /** Which kernels a CPU device runs. */
 export type CpuKernels = "auto" | "typescript";
@@ -50,6 +55,8 @@ export class CpuBackend implements Backend<CpuBuffer> {
   /** `"cpu (WebAssembly SIMD)"` or `"cpu (TypeScript)"`. */
   readonly name: string;
   #kernels: WasmKernels | null;
+  #cache: Map<number, CpuBuffer[]>[] = [new Map(), new Map(), new Map()];
+  #cachedBytes = 0;
 
   /**
    * @param kernels `"auto"` (default): tensors in WebAssembly memory, wasm SIMD
@@ -60,10 +67,11 @@ export class CpuBackend implements Backend<CpuBuffer> {
     this.name = this.#kernels === null ? "cpu (TypeScript)" : "cpu (WebAssembly SIMD)";
   }
 
-  /** Bytes of tensor blocks live in the wasm memory (0 with TypeScript kernels). */
+  /** Bytes of tensor blocks in use in the wasm memory (0 with TypeScript kernels). */
   get heapLiveBytes(): number {
     const kernels = this.#kernels;
-    return kernels === null ? 0 : kernels.heap.liveBytes - kernels.scratchBytes;
+    if (kernels === null) return 0;
+    return kernels.heap.liveBytes - kernels.scratchBytes - this.#cachedBytes;
   }
 
   /** Allocates storage: a block of the wasm memory, or a typed array when that memory is full. */
@@ -74,12 +82,27 @@ export class CpuBackend implements Backend<CpuBuffer> {
       );
     }
     const kernels = this.#kernels;
-    const inHeap = kernels === null ? null : CpuBuffer.inHeap(kernels.heap, dtype, length);
-    return inHeap ?? CpuBuffer.host(dtype, length);
+    if (kernels === null) return CpuBuffer.host(dtype, length);
+    const cached = this.#cache[DTYPE_INDEX[dtype]].get(length)?.pop();
+    if (cached !== undefined) {
+      this.#cachedBytes -= cached.byteLength;
+      return cached;
+    }
+    return CpuBuffer.inHeap(kernels.heap, dtype, length) ?? CpuBuffer.host(dtype, length);
   }
 
-  /** Returns a heap block for reuse; typed arrays are left to the GC. */
+  /** Keeps a heap buffer for reuse (bounded) or returns it to the heap; typed arrays go to the GC. */
   free(handle: CpuBuffer): void {
+    if (handle.heap === null) return;
+    if (this.#kernels !== null && this.#cachedBytes + handle.byteLength <= MAX_CACHED_BYTES) {
+      const sizes = this.#cache[DTYPE_INDEX[handle.dtype]];
+      const list = sizes.get(handle.length);
+      if (list === undefined) sizes.set(handle.length, [handle]);
+      else if (list.length < MAX_CACHED_PER_SIZE) list.push(handle);
+      else return handle.release();
+      this.#cachedBytes += handle.byteLength;
+      return;
+    }
     handle.release();
   }
 
@@ -131,6 +154,8 @@ export class CpuBackend implements Backend<CpuBuffer> {
   /** Drops the wasm memory (tensors still in it must not be used afterwards). */
   close(): void {
     this.#kernels = null;
+    this.#cache = [new Map(), new Map(), new Map()];
+    this.#cachedBytes = 0;
   }
 }
 

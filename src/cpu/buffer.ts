@@ -55,6 +55,11 @@ export class CpuBuffer {
     return ptr < 0 ? null : new CpuBuffer(dtype, length, heap, ptr);
   }
 
+  /** Bytes of storage. */
+  get byteLength(): number {
+    return this.length * dtypeByteSize(this.dtype);
+  }
+
   /** The elements, as a typed array valid until the next allocation in the same heap. */
   view(): HostArray {
     const heap = this.heap;

@@ -86,6 +86,10 @@ export class WasmKernels {
   readonly heap: WasmHeap;
   /** The raw exports. */
   readonly exports: KernelExports;
+  /** The call plan whose tables were last written into the scratch block (see launch.ts). */
+  plan: unknown = null;
+  /** The scratch address they were written at. */
+  planBase = -1;
   #scratch = -1;
   #scratchBytes = 0;
   #i32: Int32Array<ArrayBufferLike> = new Int32Array(0);

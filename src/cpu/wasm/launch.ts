@@ -1,69 +1,104 @@
 /**
  * Runs an op call on the WebAssembly kernels when its tensors allow it: both in the kernels' heap,
  * both contiguous. Index tables come from `../scale.ts` (the same as the TypeScript kernels') and
- * are written into a scratch block next to the kernels' work space.
+ * are written into a scratch block in front of the kernels' work space, once per shape: a plan
+ * records them, and a call on the shape of the previous call reuses tables already in place.
  *
  * @module
  */
 
-import type { StorageView, UpsampleCall } from "../../backend.ts";
+import type { StorageView, UpsampleCall, UpsampleOp } from "../../backend.ts";
 import { isContiguous } from "../../tensor/layout.ts";
 import type { CpuBuffer } from "../buffer.ts";
-import {
-  cachedTable,
-  linearIndexTable,
-  type LinearTable,
-  nearestExactIndexTable,
-  rangeStarts,
-} from "../scale.ts";
+import { cachedTable, linearIndexTable, nearestExactIndexTable, rangeStarts } from "../scale.ts";
 import type { WasmKernels } from "./instance.ts";
 
 const DTYPE_CODE = { float32: 0, float16: 1, bfloat16: 2 } as const;
 
-/** Output ranges of each input index along one dimension, and their shape. */
-interface NearestDim {
-  starts: Int32Array;
-  /** k when input i owns exactly outputs [k i, k i + k), else 0. */
-  factor: number;
-  maxRange: number;
+/** What a kernel call needs besides the tensors: sizes, tables and scratch layout. */
+interface Plan {
+  readonly op: UpsampleOp;
+  readonly inH: number;
+  readonly inW: number;
+  readonly outH: number;
+  readonly outW: number;
+  readonly scaleH: number;
+  readonly scaleW: number;
+  readonly alignCorners: boolean;
+  /** Tables, each written at `offsets[i]` bytes from the scratch base. */
+  readonly tables: readonly (Int32Array | Float32Array)[];
+  readonly offsets: readonly number[];
+  /** Where the work space starts, in bytes from the scratch base (after the tables). */
+  readonly workOffset: number;
+  /** Bytes of tables and work space. */
+  readonly bytes: number;
+  /** Nearest only: k when input w owns exactly outputs [k w, k w + k), else 0. */
+  readonly wFactor: number;
+  /** Nearest only: the longest output range of an input along w. */
+  readonly maxRange: number;
 }
 
-const nearestDims = new Map<string, NearestDim>();
-const linearDims = new Map<string, LinearTable>();
+const plans = new Map<string, Plan>();
 
-function nearestDim(inSize: number, outSize: number, scale: number): NearestDim {
-  return cachedTable(nearestDims, `${inSize}:${outSize}:${scale}`, () => {
-    const starts = rangeStarts(nearestExactIndexTable(inSize, outSize, scale), inSize);
-    let maxRange = 0;
-    for (let i = 0; i < inSize; i++) maxRange = Math.max(maxRange, starts[i + 1] - starts[i]);
-    const k = starts[1] - starts[0];
-    let factor = k;
-    for (let i = 0; i <= inSize && factor > 0; i++) if (starts[i] !== i * k) factor = 0;
-    return { starts, factor, maxRange };
-  });
+// Each table starts on a 16-byte boundary.
+function align16(bytes: number): number {
+  return Math.ceil(bytes / 16) * 16;
 }
 
-function linearDim(
-  inSize: number,
-  outSize: number,
+function buildPlan(
+  kernels: WasmKernels,
+  op: UpsampleOp,
+  inH: number,
+  inW: number,
+  outH: number,
+  outW: number,
+  scaleH: number,
+  scaleW: number,
   alignCorners: boolean,
-  scale: number,
-): LinearTable {
-  return cachedTable(
-    linearDims,
-    `${inSize}:${outSize}:${alignCorners}:${scale}`,
-    () => linearIndexTable(inSize, outSize, alignCorners, scale),
-  );
+): Plan {
+  const tables: (Int32Array | Float32Array)[] = [];
+  let wFactor = 0, maxRange = 0, work: number;
+  if (op === "bilinear2d") {
+    const th = linearIndexTable(inH, outH, alignCorners, scaleH);
+    const tw = linearIndexTable(inW, outW, alignCorners, scaleW);
+    tables.push(th.i0, th.i1, th.l0, th.l1, tw.i0, tw.i1, tw.l0, tw.l1);
+    work = kernels.exports.bilinear_scratch_bytes(inH, inW, outH, outW);
+  } else {
+    const hStarts = rangeStarts(nearestExactIndexTable(inH, outH, scaleH), inH);
+    const wStarts = rangeStarts(nearestExactIndexTable(inW, outW, scaleW), inW);
+    for (let i = 0; i < inW; i++) maxRange = Math.max(maxRange, wStarts[i + 1] - wStarts[i]);
+    wFactor = wStarts[1] - wStarts[0];
+    for (let i = 0; i <= inW && wFactor > 0; i++) if (wStarts[i] !== i * wFactor) wFactor = 0;
+    tables.push(hStarts, wStarts);
+    work = kernels.exports.nearest_scratch_bytes(inW, outW);
+  }
+  const offsets: number[] = [];
+  let bytes = 0;
+  for (const table of tables) {
+    offsets.push(bytes);
+    bytes += align16(table.byteLength);
+  }
+  return {
+    op,
+    inH,
+    inW,
+    outH,
+    outW,
+    scaleH,
+    scaleW,
+    alignCorners,
+    tables,
+    offsets,
+    workOffset: bytes,
+    bytes: bytes + work,
+    wFactor,
+    maxRange,
+  };
 }
 
 /** Byte address of a view's first element. */
 function address(view: StorageView<CpuBuffer>): number {
   return view.handle.ptr + view.offset * (view.dtype === "float32" ? 4 : 2);
-}
-
-// Each table starts on a 16-byte boundary.
-function align16(bytes: number): number {
-  return Math.ceil(bytes / 16) * 16;
 }
 
 /**
@@ -77,33 +112,44 @@ function align16(bytes: number): number {
  */
 export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>): boolean {
   const { gradOutput, out, inputSize, outputSize, scales } = call;
-  const heap = kernels.heap;
-  if (gradOutput.handle.heap !== heap || out.handle.heap !== heap) return false;
+  if (gradOutput.handle.heap !== kernels.heap || out.handle.heap !== kernels.heap) return false;
   if (!isContiguous(gradOutput) || !isContiguous(out)) return false;
   const planes = inputSize[0] * inputSize[1];
   if (planes === 0) return true;
+  // 1d runs as 2d with one row.
   const twoD = inputSize.length === 4;
   const inH = twoD ? inputSize[2] : 1, inW = inputSize[inputSize.length - 1];
   const outH = twoD ? outputSize[0] : 1, outW = outputSize[outputSize.length - 1];
-  const dtype = DTYPE_CODE[call.dtype];
-  if (call.op === "bilinear2d") {
-    const th = linearDim(inH, outH, call.alignCorners, scales[0]);
-    const tw = linearDim(inW, outW, call.alignCorners, scales[1]);
-    const hBytes = align16(outH * 4), wBytes = align16(outW * 4);
-    const tables = 4 * hBytes + 4 * wBytes;
-    const work = kernels.exports.bilinear_scratch_bytes(inH, inW, outH, outW);
-    const base = kernels.scratch(tables + work);
-    if (base < 0) return false;
+  const scaleH = twoD ? scales[0] : 0, scaleW = scales[scales.length - 1];
+  const alignCorners = call.op === "bilinear2d" && call.alignCorners;
+  let plan = kernels.plan as Plan | null;
+  if (
+    plan === null || plan.op !== call.op || plan.inH !== inH || plan.inW !== inW ||
+    plan.outH !== outH || plan.outW !== outW || !Object.is(plan.scaleH, scaleH) ||
+    !Object.is(plan.scaleW, scaleW) || plan.alignCorners !== alignCorners
+  ) {
+    const key = `${call.op}:${inH}:${inW}:${outH}:${outW}:${scaleH}:${scaleW}:${alignCorners}`;
+    plan = cachedTable(
+      plans,
+      key,
+      () => buildPlan(kernels, call.op, inH, inW, outH, outW, scaleH, scaleW, alignCorners),
+    );
+  }
+  const base = kernels.scratch(plan.bytes);
+  if (base < 0) return false;
+  // Tables are already in place when the previous call had this plan and the same scratch block.
+  if (kernels.plan !== plan || kernels.planBase !== base) {
     const i32 = kernels.i32, f32 = kernels.f32;
-    const h = base, w = base + 4 * hBytes;
-    i32.set(th.i0, h >> 2);
-    i32.set(th.i1, (h + hBytes) >> 2);
-    f32.set(th.l0, (h + 2 * hBytes) >> 2);
-    f32.set(th.l1, (h + 3 * hBytes) >> 2);
-    i32.set(tw.i0, w >> 2);
-    i32.set(tw.i1, (w + wBytes) >> 2);
-    f32.set(tw.l0, (w + 2 * wBytes) >> 2);
-    f32.set(tw.l1, (w + 3 * wBytes) >> 2);
+    for (let i = 0; i < plan.tables.length; i++) {
+      const table = plan.tables[i];
+      (table instanceof Int32Array ? i32 : f32).set(table, (base + plan.offsets[i]) >> 2);
+    }
+    kernels.plan = plan;
+    kernels.planBase = base;
+  }
+  const dtype = DTYPE_CODE[call.dtype];
+  const at = plan.offsets, work = base + plan.workOffset;
+  if (call.op === "bilinear2d") {
     kernels.exports.bilinear_backward(
       dtype,
       address(out),
@@ -113,40 +159,31 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
       inW,
       outH,
       outW,
-      h,
-      h + hBytes,
-      h + 2 * hBytes,
-      h + 3 * hBytes,
-      w,
-      w + wBytes,
-      w + 2 * wBytes,
-      w + 3 * wBytes,
-      base + tables,
+      base + at[0],
+      base + at[1],
+      base + at[2],
+      base + at[3],
+      base + at[4],
+      base + at[5],
+      base + at[6],
+      base + at[7],
+      work,
     );
-    return true;
+  } else {
+    kernels.exports.nearest_backward(
+      dtype,
+      address(out),
+      address(gradOutput),
+      planes,
+      inH,
+      inW,
+      outW,
+      base + at[0],
+      base + at[1],
+      plan.wFactor,
+      plan.maxRange,
+      work,
+    );
   }
-  const h = nearestDim(inH, outH, twoD ? scales[0] : 0);
-  const w = nearestDim(inW, outW, scales[scales.length - 1]);
-  const hBytes = align16((inH + 1) * 4), wBytes = align16((inW + 1) * 4);
-  const work = kernels.exports.nearest_scratch_bytes(inW, outW);
-  const base = kernels.scratch(hBytes + wBytes + work);
-  if (base < 0) return false;
-  const i32 = kernels.i32;
-  i32.set(h.starts, base >> 2);
-  i32.set(w.starts, (base + hBytes) >> 2);
-  kernels.exports.nearest_backward(
-    dtype,
-    address(out),
-    address(gradOutput),
-    planes,
-    inH,
-    inW,
-    outW,
-    base,
-    base + hBytes,
-    w.factor,
-    w.maxRange,
-    base + hBytes + wBytes,
-  );
   return true;
 }
