@@ -1,6 +1,7 @@
 /**
- * `deno task bench`: every op x dtype of the shape suite (`cases.ts`) on the CPU backend (baseline) and
- * on the emulated NPU (`native/build/`), one `deno bench` group per case and dtype.
+ * `deno task bench`: every op x dtype of the shape suite (`cases.ts`) on the CPU backend (baseline: the
+ * WebAssembly SIMD kernels), the same backend with its TypeScript kernels only, and the emulated NPU
+ * (`native/build/`), one `deno bench` group per case and dtype.
  *
  * Measured per iteration: the op through the public API (validation, result allocation, launch),
  * `await device.synchronize()` (the NPU backend waits for its stream on a worker thread) and
@@ -17,6 +18,7 @@ import { openEmulatedNpu } from "./emu.ts";
 const LARGE = { n: 15, warmup: 3 } as const;
 
 const cpu = Device.open({ backend: "cpu" });
+const cpuTypeScript = Device.open({ backend: "cpu", cpuKernels: "typescript" });
 const npuOrReason = openEmulatedNpu();
 const npu = typeof npuOrReason === "string" ? null : npuOrReason;
 if (npu === null) console.warn(`upsample_bench: ${npuOrReason}; NPU benches are ignored`);
@@ -56,6 +58,7 @@ function register(c: BenchCase, dtype: DType, label: string, device: Device | nu
 for (const c of CASES) {
   for (const dtype of BENCH_DTYPES) {
     register(c, dtype, "cpu", cpu);
+    register(c, dtype, "cpu-typescript", cpuTypeScript);
     register(c, dtype, "npu-emulated", npu);
   }
 }

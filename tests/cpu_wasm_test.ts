@@ -209,7 +209,6 @@ Deno.test("wasm conversions: every float16/bfloat16 pattern widens, and float32 
   const bits = new Uint16Array(buffer, src16, n);
   for (let i = 0; i < n; i++) bits[i] = i;
   const wide = new Float32Array(buffer, dst32, n);
-  const wideBits = new Uint32Array(buffer, dst32, n);
   for (const [code, toNumber] of [[1, float16BitsToNumber], [2, bfloat16BitsToNumber]] as const) {
     kernels.exports.widen_to_f32(code, src16, dst32, n);
     for (let i = 0; i < n; i++) {
