@@ -15,6 +15,7 @@ import {
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
 import { CpuBackend } from "../src/cpu/backend.ts";
+import { WasmHeap } from "../src/cpu/wasm/heap.ts";
 import { WasmKernels } from "../src/cpu/wasm/instance.ts";
 import { KERNELS_SOURCE_SHA256 } from "../src/cpu/wasm/kernels_wasm.ts";
 import {
@@ -291,4 +292,40 @@ Deno.test("wasm kernels: one device interleaving shapes and ops reuses tables on
     using b = run(ts, ts.tensor(values, shape));
     assertBitEqual(await a.toFloat32Array(), await b.toFloat32Array(), `step ${step} (call ${k})`);
   }
+});
+
+Deno.test("wasm heap: random allocations never overlap, stay aligned, and freed space is reused", () => {
+  const memory = new WebAssembly.Memory({ initial: 1, maximum: 256 });
+  const heap = new WasmHeap(memory, 100);
+  const r = rng(21);
+  const live = new Map<number, number>();
+  for (let step = 0; step < 4000; step++) {
+    if (live.size > 0 && r() < 0.45) {
+      const ptrs = [...live.keys()];
+      const ptr = ptrs[Math.floor(r() * ptrs.length)];
+      heap.free(ptr);
+      live.delete(ptr);
+      continue;
+    }
+    const bytes = 1 + Math.floor(r() ** 3 * 20000);
+    const ptr = heap.allocate(bytes);
+    assert.ok(ptr >= 100 && ptr % 16 === 0, `aligned block at ${ptr}`);
+    assert.ok(ptr + bytes <= memory.buffer.byteLength, "inside the memory");
+    for (const [other, size] of live) {
+      assert.ok(ptr + bytes <= other || other + size <= ptr, `${ptr}+${bytes} overlaps ${other}`);
+    }
+    live.set(ptr, bytes);
+  }
+  for (const ptr of live.keys()) heap.free(ptr);
+  assert.equal(heap.liveBlocks, 0);
+  assert.equal(heap.liveBytes, 0);
+  assert.throws(() => heap.free(112), /not a live block/);
+  // Everything coalesced: the largest block that fit before fits again without growing.
+  const pages = memory.buffer.byteLength;
+  const all = heap.allocate(pages - 112);
+  assert.equal(all, 112);
+  assert.equal(memory.buffer.byteLength, pages);
+  // Past the maximum: -1, and nothing changes.
+  assert.equal(heap.allocate(256 * 65536), -1);
+  heap.free(all);
 });
