@@ -179,6 +179,32 @@ Deno.test("descriptors: a freed storage's descriptors are gone, its successor ge
   console.log(`  ${addresses.size} distinct addresses over 6 storages`);
 });
 
+Deno.test({
+  name: "descriptors: a tensor dropped without dispose() takes its descriptors with it (gc)",
+  ignore: typeof (globalThis as { gc?: () => void }).gc !== "function",
+  fn: async () => {
+    const gc = (globalThis as { gc?: () => void }).gc!;
+    using device = openNpu();
+    const cache = npuOf(device).descriptors;
+    using out = device.zeros(OPTIONS.inputSize);
+    await device.synchronize();
+    const baseline = emuLive();
+    (() => {
+      // Never disposed: only the FinalizationRegistry can free it.
+      const grad = device.tensor(values(32, 50), GRAD_SHAPE);
+      upsampleNearestExact2dBackward(grad, { ...OPTIONS, out });
+    })();
+    assert.equal(cache.buffers, 2);
+    await device.synchronize();
+    for (let i = 0; i < 20 && cache.buffers > 1; i++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    assert.equal(cache.buffers, 1, "the dropped gradient's descriptors were destroyed");
+    assert.equal(emuLive().objects, baseline.objects + 2n, "out's tensor and sizes only");
+  },
+});
+
 // Makes the emulator's own aclCreateTensor/aclCreateIntArray refuse the n-th creation (a real NULL
 // with the emulator's message), through the loaded symbol table the cache calls.
 function failNthCreation(device: Device, n: number): { restore(): void; calls(): number } {
