@@ -88,7 +88,8 @@ static inline v128_t f16x4_to_f32(v128_t h) {
   return wasm_v128_or(sign, wasm_v128_bitselect(special, scaled, isSpecial));
 }
 
-/* float32 to float16 bits (in u32 lanes), nearest even, as f32_to_f16. */
+/* float32 to float16 bits (in u32 lanes), nearest even, as f32_to_f16. Magnitudes are compared as
+ * signed integers (they are below 2^31), which SSE does in one instruction. */
 static inline v128_t f32x4_to_f16(v128_t x) {
   v128_t sign = wasm_v128_and(wasm_u32x4_shr(x, 16), K(0x8000));
   v128_t a = wasm_v128_and(x, K(0x7fffffff));
@@ -97,19 +98,19 @@ static inline v128_t f32x4_to_f16(v128_t x) {
       wasm_i32x4_add(wasm_i32x4_add(a, K(0xc8000fff)), odd), 13);
   v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(a, KF(0.5f)),
                               K(0x3f000000));
-  v128_t r = wasm_v128_bitselect(sub, normal, wasm_u32x4_lt(a, K(0x38800000)));
+  v128_t r = wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(a, K(0x38800000)));
   r = wasm_v128_bitselect(K(0x7c00), r,
-                          wasm_u32x4_ge(a, K(0x477ff000)));
+                          wasm_i32x4_ge(a, K(0x477ff000)));
   r = wasm_v128_or(r, sign);
   return wasm_v128_bitselect(K(0x7e00), r,
-                             wasm_u32x4_gt(a, K(0x7f800000)));
+                             wasm_i32x4_gt(a, K(0x7f800000)));
 }
 
 /* float32 to bfloat16 bits (in u32 lanes), nearest even, as f32_to_bf16. */
 static inline v128_t f32x4_to_bf16(v128_t u) {
   v128_t odd = wasm_v128_and(wasm_u32x4_shr(u, 16), K(1));
   v128_t r = wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(u, K(0x7fff)), odd), 16);
-  v128_t nan = wasm_u32x4_gt(wasm_v128_and(u, K(0x7fffffff)),
+  v128_t nan = wasm_i32x4_gt(wasm_v128_and(u, K(0x7fffffff)),
                              K(0x7f800000));
   return wasm_v128_bitselect(K(0x7fc0), r, nan);
 }
