@@ -320,17 +320,24 @@ static inline void storef(int dtype, void *p, size_t i, float x) {
   }
 }
 
-/* Elements i .. i + 7 as two float32 vectors. */
-static inline void load8(int dtype, const void *p, size_t i, v128_t *lo, v128_t *hi) {
+/* Elements i, i + 2, i + 4, i + 6 (even) and i + 1, ..., i + 7 (odd) as float32 vectors. A
+ * 16-bit pair is one 32-bit lane (even value low, odd value high), so masks and shifts split it:
+ * no shuffles, which V8 lowers poorly. */
+static inline void load8_even_odd(int dtype, const void *p, size_t i, v128_t *even, v128_t *odd) {
   if (dtype == DT_F32) {
-    *lo = wasm_v128_load((const float *)p + i);
-    *hi = wasm_v128_load((const float *)p + i + 4);
+    v128_t lo = wasm_v128_load((const float *)p + i), hi = wasm_v128_load((const float *)p + i + 4);
+    *even = wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6);
+    *odd = wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7);
     return;
   }
-  v128_t h = wasm_v128_load((const uint16_t *)p + i);
-  v128_t a = wasm_u32x4_extend_low_u16x8(h), b = wasm_u32x4_extend_high_u16x8(h);
-  *lo = dtype == DT_BF16 ? wasm_i32x4_shl(a, 16) : f16x4_to_f32(a);
-  *hi = dtype == DT_BF16 ? wasm_i32x4_shl(b, 16) : f16x4_to_f32(b);
+  v128_t pairs = wasm_v128_load((const uint16_t *)p + i);
+  if (dtype == DT_BF16) {
+    *even = wasm_i32x4_shl(pairs, 16);
+    *odd = wasm_v128_and(pairs, K(0xffff0000));
+  } else {
+    *even = f16x4_to_f32(wasm_v128_and(pairs, K(0xffff)));
+    *odd = f16x4_to_f32(wasm_u32x4_shr(pairs, 16));
+  }
 }
 
 static inline v128_t load4v(int dtype, const void *p, size_t i) {
@@ -363,11 +370,10 @@ static inline void accumulate_row_factor(float *restrict acc, int dtype, const v
     return;
   }
   for (; iw + 4 <= inW; iw += 4) {
-    v128_t lo, hi;
-    load8(dtype, grad, row + 2 * (size_t)iw, &lo, &hi);
+    v128_t even, odd;
+    load8_even_odd(dtype, grad, row + 2 * (size_t)iw, &even, &odd);
     v128_t a = first ? zero : wasm_v128_load(acc + iw);
-    a = wasm_f32x4_add(a, wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6));
-    wasm_v128_store(acc + iw, wasm_f32x4_add(a, wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7)));
+    wasm_v128_store(acc + iw, wasm_f32x4_add(wasm_f32x4_add(a, even), odd));
   }
   for (; iw < inW; iw++) {
     float a = (first ? 0.0f : acc[iw]) + loadf(dtype, grad, row + 2 * (size_t)iw);
@@ -381,13 +387,11 @@ static inline void sum_two_rows_factor2(int dtype, void *out, size_t outRow, con
   const v128_t zero = wasm_f32x4_splat(0.0f);
   int iw = 0;
   for (; iw + 4 <= inW; iw += 4) {
-    v128_t lo, hi;
-    load8(dtype, grad, row0 + 2 * (size_t)iw, &lo, &hi);
-    v128_t a = wasm_f32x4_add(zero, wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6));
-    a = wasm_f32x4_add(a, wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
-    load8(dtype, grad, row1 + 2 * (size_t)iw, &lo, &hi);
-    a = wasm_f32x4_add(a, wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6));
-    store4v(dtype, out, outRow + iw, wasm_f32x4_add(a, wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7)));
+    v128_t even, odd;
+    load8_even_odd(dtype, grad, row0 + 2 * (size_t)iw, &even, &odd);
+    v128_t a = wasm_f32x4_add(wasm_f32x4_add(zero, even), odd);
+    load8_even_odd(dtype, grad, row1 + 2 * (size_t)iw, &even, &odd);
+    store4v(dtype, out, outRow + iw, wasm_f32x4_add(wasm_f32x4_add(a, even), odd));
   }
   for (; iw < inW; iw++) {
     size_t w = 2 * (size_t)iw;
