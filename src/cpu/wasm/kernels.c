@@ -26,6 +26,19 @@ int32_t kzero = 0;
 #define K(c) wasm_i32x4_splat((int32_t)(c) + kzero)
 #define KF(c) wasm_f32x4_splat((float)(c) + (float)kzero)
 
+/*
+ * An optimisation barrier: clang rewrites extends and saturating narrows whose range it can prove
+ * into generic byte shuffles, which V8 lowers to several instructions each (a pshufb and its
+ * constant); hiding the value keeps the single-instruction form.
+ */
+/* Tails of vector loops run fewer than 8 times: keep clang from vectorizing them again. */
+#define SCALAR_TAIL _Pragma("clang loop vectorize(disable) interleave(disable) unroll(disable)")
+
+static inline v128_t opaque(v128_t v) {
+  __asm__("" : "+r"(v));
+  return v;
+}
+
 typedef union {
   float f;
   uint32_t u;
@@ -115,38 +128,44 @@ static inline v128_t f32x4_to_bf16(v128_t u) {
   return wasm_v128_bitselect(K(0x7fc0), r, nan);
 }
 
+/* A vector of eight 16-bit values as float32: elements 0, 2, 4, 6 (even) and 1, 3, 5, 7 (odd).
+ * A 16-bit pair is one 32-bit lane (even value low, odd value high): a mask and a shift split it. */
+static inline void split_pairs(int dtype, v128_t pairs, v128_t *even, v128_t *odd) {
+  if (dtype == DT_BF16) {
+    *even = wasm_i32x4_shl(pairs, 16);
+    *odd = wasm_v128_and(pairs, K(0xffff0000));
+  } else {
+    *even = f16x4_to_f32(wasm_v128_and(pairs, K(0xffff)));
+    *odd = f16x4_to_f32(wasm_u32x4_shr(pairs, 16));
+  }
+}
+
+/* Eight float32 values (lo: 0..3, hi: 4..7) rounded to float16/bfloat16 bits, nearest even. */
+static inline v128_t narrow8(int dtype, v128_t lo, v128_t hi) {
+  v128_t a = dtype == DT_BF16 ? f32x4_to_bf16(lo) : f32x4_to_f16(lo);
+  v128_t b = dtype == DT_BF16 ? f32x4_to_bf16(hi) : f32x4_to_f16(hi);
+  /* Lanes hold values <= 0xffff, so the saturating narrow is exact. */
+  return wasm_u16x8_narrow_i32x4(opaque(a), opaque(b));
+}
+
 static void widen(int dtype, const uint16_t *src, float *dst, int n) {
   int i = 0;
   for (; i + 8 <= n; i += 8) {
-    v128_t h = wasm_v128_load(src + i);
-    v128_t lo = wasm_u32x4_extend_low_u16x8(h), hi = wasm_u32x4_extend_high_u16x8(h);
-    if (dtype == DT_BF16) {
-      lo = wasm_i32x4_shl(lo, 16);
-      hi = wasm_i32x4_shl(hi, 16);
-    } else {
-      lo = f16x4_to_f32(lo);
-      hi = f16x4_to_f32(hi);
-    }
-    wasm_v128_store(dst + i, lo);
-    wasm_v128_store(dst + i + 4, hi);
+    v128_t even, odd;
+    split_pairs(dtype, wasm_v128_load(src + i), &even, &odd);
+    wasm_v128_store(dst + i, wasm_i32x4_shuffle(even, odd, 0, 4, 1, 5));
+    wasm_v128_store(dst + i + 4, wasm_i32x4_shuffle(even, odd, 2, 6, 3, 7));
   }
+  SCALAR_TAIL
   for (; i < n; i++) dst[i] = dtype == DT_BF16 ? bf16_to_f32(src[i]) : f16_to_f32(src[i]);
 }
 
 static void narrow(int dtype, const float *src, uint16_t *dst, int n) {
   int i = 0;
   for (; i + 8 <= n; i += 8) {
-    v128_t lo = wasm_v128_load(src + i), hi = wasm_v128_load(src + i + 4);
-    if (dtype == DT_BF16) {
-      lo = f32x4_to_bf16(lo);
-      hi = f32x4_to_bf16(hi);
-    } else {
-      lo = f32x4_to_f16(lo);
-      hi = f32x4_to_f16(hi);
-    }
-    /* Lanes hold values <= 0xffff, so the saturating narrow is exact. */
-    wasm_v128_store(dst + i, wasm_u16x8_narrow_i32x4(lo, hi));
+    wasm_v128_store(dst + i, narrow8(dtype, wasm_v128_load(src + i), wasm_v128_load(src + i + 4)));
   }
+  SCALAR_TAIL
   for (; i < n; i++) dst[i] = dtype == DT_BF16 ? f32_to_bf16(src[i]) : f32_to_f16(src[i]);
 }
 
@@ -208,6 +227,7 @@ static void interleave4(const float *const rows[4], float *restrict dst, int n) 
     wasm_v128_store(dst + 4 * i + 8, c);
     wasm_v128_store(dst + 4 * i + 12, d);
   }
+  SCALAR_TAIL
   for (; i < n; i++) {
     wasm_v128_store(dst + 4 * i, wasm_f32x4_make(rows[0][i], rows[1][i], rows[2][i], rows[3][i]));
   }
@@ -225,6 +245,7 @@ static void deinterleave4(const float *restrict src, float *const rows[4], int n
     wasm_v128_store(rows[2] + i, c);
     wasm_v128_store(rows[3] + i, d);
   }
+  SCALAR_TAIL
   for (; i < n; i++) {
     for (int l = 0; l < 4; l++) rows[l][i] = src[4 * i + l];
   }
@@ -232,13 +253,13 @@ static void deinterleave4(const float *restrict src, float *const rows[4], int n
 
 /* Four float16/bfloat16 values as float32, exactly. */
 static inline v128_t load4_wide(int dtype, const uint16_t *p) {
-  v128_t h = wasm_u32x4_extend_low_u16x8(wasm_v128_load64_zero(p));
+  v128_t h = opaque(wasm_u32x4_extend_low_u16x8(wasm_v128_load64_zero(p)));
   return dtype == DT_BF16 ? wasm_i32x4_shl(h, 16) : f16x4_to_f32(h);
 }
 
 /* Four float32 values rounded to float16/bfloat16, nearest even. */
 static inline void store4_narrow(int dtype, uint16_t *p, v128_t x) {
-  v128_t bits = dtype == DT_BF16 ? f32x4_to_bf16(x) : f32x4_to_f16(x);
+  v128_t bits = opaque(dtype == DT_BF16 ? f32x4_to_bf16(x) : f32x4_to_f16(x));
   wasm_v128_store64_lane(p, wasm_u16x8_narrow_i32x4(bits, bits), 0);
 }
 
@@ -254,15 +275,17 @@ static void load_group_row(int dtype, const group_t *g, size_t offset, int n, fl
   const uint16_t *r[4];
   for (int l = 0; l < 4; l++) r[l] = (const uint16_t *)g->grad[l] + offset;
   int i = 0;
-  for (; i + 4 <= n; i += 4) {
-    v128_t a = load4_wide(dtype, r[0] + i), b = load4_wide(dtype, r[1] + i);
-    v128_t c = load4_wide(dtype, r[2] + i), d = load4_wide(dtype, r[3] + i);
-    transpose4(&a, &b, &c, &d);
-    wasm_v128_store(dst + 4 * i, a);
-    wasm_v128_store(dst + 4 * i + 4, b);
-    wasm_v128_store(dst + 4 * i + 8, c);
-    wasm_v128_store(dst + 4 * i + 12, d);
+  for (; i + 8 <= n; i += 8) {
+    v128_t e[4], o[4];
+    for (int l = 0; l < 4; l++) split_pairs(dtype, wasm_v128_load(r[l] + i), &e[l], &o[l]);
+    transpose4(&e[0], &e[1], &e[2], &e[3]); /* elements i, i + 2, i + 4, i + 6 */
+    transpose4(&o[0], &o[1], &o[2], &o[3]); /* elements i + 1, ..., i + 7 */
+    for (int k = 0; k < 4; k++) {
+      wasm_v128_store(dst + 4 * (i + 2 * k), e[k]);
+      wasm_v128_store(dst + 4 * (i + 2 * k + 1), o[k]);
+    }
   }
+  SCALAR_TAIL
   for (; i < n; i++) {
     for (int l = 0; l < 4; l++) {
       dst[4 * i + l] = dtype == DT_BF16 ? bf16_to_f32(r[l][i]) : f16_to_f32(r[l][i]);
@@ -283,15 +306,17 @@ static void store_group_row(int dtype, const group_t *g, size_t offset, int n, c
   uint16_t *r[4];
   for (int l = 0; l < 4; l++) r[l] = (uint16_t *)g->out[l] + offset;
   int i = 0;
-  for (; i + 4 <= n; i += 4) {
-    v128_t a = wasm_v128_load(src + 4 * i), b = wasm_v128_load(src + 4 * i + 4);
-    v128_t c = wasm_v128_load(src + 4 * i + 8), d = wasm_v128_load(src + 4 * i + 12);
-    transpose4(&a, &b, &c, &d);
-    store4_narrow(dtype, r[0] + i, a);
-    store4_narrow(dtype, r[1] + i, b);
-    store4_narrow(dtype, r[2] + i, c);
-    store4_narrow(dtype, r[3] + i, d);
+  for (; i + 8 <= n; i += 8) {
+    v128_t lo[4], hi[4];
+    for (int k = 0; k < 4; k++) {
+      lo[k] = wasm_v128_load(src + 4 * (i + k));
+      hi[k] = wasm_v128_load(src + 4 * (i + 4 + k));
+    }
+    transpose4(&lo[0], &lo[1], &lo[2], &lo[3]);
+    transpose4(&hi[0], &hi[1], &hi[2], &hi[3]);
+    for (int l = 0; l < 4; l++) wasm_v128_store(r[l] + i, narrow8(dtype, lo[l], hi[l]));
   }
+  SCALAR_TAIL
   for (; i < n; i++) {
     for (int l = 0; l < 4; l++) {
       r[l][i] = dtype == DT_BF16 ? f32_to_bf16(src[4 * i + l]) : f32_to_f16(src[4 * i + l]);
@@ -320,9 +345,7 @@ static inline void storef(int dtype, void *p, size_t i, float x) {
   }
 }
 
-/* Elements i, i + 2, i + 4, i + 6 (even) and i + 1, ..., i + 7 (odd) as float32 vectors. A
- * 16-bit pair is one 32-bit lane (even value low, odd value high), so masks and shifts split it:
- * no shuffles, which V8 lowers poorly. */
+/* Elements i, i + 2, i + 4, i + 6 (even) and i + 1, ..., i + 7 (odd) as float32 vectors. */
 static inline void load8_even_odd(int dtype, const void *p, size_t i, v128_t *even, v128_t *odd) {
   if (dtype == DT_F32) {
     v128_t lo = wasm_v128_load((const float *)p + i), hi = wasm_v128_load((const float *)p + i + 4);
@@ -330,14 +353,7 @@ static inline void load8_even_odd(int dtype, const void *p, size_t i, v128_t *ev
     *odd = wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7);
     return;
   }
-  v128_t pairs = wasm_v128_load((const uint16_t *)p + i);
-  if (dtype == DT_BF16) {
-    *even = wasm_i32x4_shl(pairs, 16);
-    *odd = wasm_v128_and(pairs, K(0xffff0000));
-  } else {
-    *even = f16x4_to_f32(wasm_v128_and(pairs, K(0xffff)));
-    *odd = f16x4_to_f32(wasm_u32x4_shr(pairs, 16));
-  }
+  split_pairs(dtype, wasm_v128_load((const uint16_t *)p + i), even, odd);
 }
 
 static inline v128_t load4v(int dtype, const void *p, size_t i) {
@@ -366,6 +382,7 @@ static inline void accumulate_row_factor(float *restrict acc, int dtype, const v
       v128_t a = first ? zero : wasm_v128_load(acc + iw);
       wasm_v128_store(acc + iw, wasm_f32x4_add(a, load4v(dtype, grad, row + iw)));
     }
+    SCALAR_TAIL
     for (; iw < inW; iw++) acc[iw] = (first ? 0.0f : acc[iw]) + loadf(dtype, grad, row + iw);
     return;
   }
@@ -375,6 +392,7 @@ static inline void accumulate_row_factor(float *restrict acc, int dtype, const v
     v128_t a = first ? zero : wasm_v128_load(acc + iw);
     wasm_v128_store(acc + iw, wasm_f32x4_add(wasm_f32x4_add(a, even), odd));
   }
+  SCALAR_TAIL
   for (; iw < inW; iw++) {
     float a = (first ? 0.0f : acc[iw]) + loadf(dtype, grad, row + 2 * (size_t)iw);
     acc[iw] = a + loadf(dtype, grad, row + 2 * (size_t)iw + 1);
@@ -393,6 +411,7 @@ static inline void sum_two_rows_factor2(int dtype, void *out, size_t outRow, con
     load8_even_odd(dtype, grad, row1 + 2 * (size_t)iw, &even, &odd);
     store4v(dtype, out, outRow + iw, wasm_f32x4_add(wasm_f32x4_add(a, even), odd));
   }
+  SCALAR_TAIL
   for (; iw < inW; iw++) {
     size_t w = 2 * (size_t)iw;
     float a = ((0.0f + loadf(dtype, grad, row0 + w)) + loadf(dtype, grad, row0 + w + 1));
