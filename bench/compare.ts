@@ -1,8 +1,9 @@
 /**
  * `deno task bench:compare`: PyTorch (CPU, one thread, aten backward ops called directly) against this
- * library's CPU backend (single-threaded TypeScript) on the shape suite, alternating call batches,
- * median of all calls after one warm-up round; then effective bandwidth against a memory copy measured
- * in the same run, and the memory probes. Without PyTorch it says so, reports ours only, and exits 0.
+ * library's CPU backend (single-threaded WebAssembly SIMD kernels) on the shape suite, alternating
+ * calls (large cases) or call batches (tiny), medians after warm-up rounds; then effective bandwidth
+ * against a memory copy measured in the same run, and the memory probes. Without PyTorch it says so,
+ * reports ours only, and exits 0.
  *
  * @module
  */
@@ -21,11 +22,13 @@ import { memoryReport } from "./memory_report.ts";
 import { copyBandwidthGBs, formatMs, markdownTable, median } from "./stats.ts";
 import { TorchPeer } from "./torch_peer.ts";
 
-/** Measured rounds after the warm-up round; each side runs `calls` calls per round. */
-const ROUNDS = 7;
-const LARGE_CALLS = 3;
+/**
+ * Large cases: one call per side per round, so that the slow phases of this shared VM (they last
+ * ~10 calls) fall on both sides; warm-up rounds first (V8 tiers the wasm kernels up meanwhile).
+ */
+const LARGE = { rounds: 21, warmup: 3, calls: 1 } as const;
 /** Tiny cases: one batch of this many calls per round, reported as the mean per call. */
-const TINY_CALLS = 20_000;
+const TINY = { rounds: 7, warmup: 1, calls: 20_000 } as const;
 
 /**
  * "No growth" over the 10 000 tiny calls: at most ~100 bytes per call of native memory (RSS outside
@@ -91,9 +94,9 @@ async function measure(
     }
   }
   const torchOn = peer !== null && torchNote === "";
-  const calls = c.large ? LARGE_CALLS : TINY_CALLS;
+  const { rounds, warmup, calls } = c.large ? LARGE : TINY;
   const times = { torch: [] as number[], ours: [] as number[], oursOut: [] as number[] };
-  for (let round = 0; round <= ROUNDS; round++) {
+  for (let round = 0; round < warmup + rounds; round++) {
     // Alternate which side goes first, so neither always runs on a cache the other just filled.
     const order = round % 2 === 0
       ? ["torch", "ours", "oursOut"] as const
@@ -103,7 +106,7 @@ async function measure(
       if (side === "torch" && torchOn && peer !== null) t = await peer.run(calls, !c.large);
       else if (side === "ours") t = await ours(device, grad, c, calls);
       else if (side === "oursOut") t = await ours(device, grad, c, calls, out);
-      if (round > 0) times[side].push(...t);
+      if (round >= warmup) times[side].push(...t);
     }
   }
   return {
@@ -205,8 +208,9 @@ async function main(): Promise<void> {
   );
   console.log(table(rows, copyGBs));
   console.log(
-    `\nms: median over ${ROUNDS} rounds x ${LARGE_CALLS} calls (tiny: per-call mean of ` +
-      `${TINY_CALLS} calls per round) after a warm-up round; the result is allocated and freed ` +
+    `\nms: median of ${LARGE.rounds} rounds of one call per side, alternating, after ` +
+      `${LARGE.warmup} warm-up rounds (tiny: per-call mean of ${TINY.calls} calls per round, ` +
+      `${TINY.rounds} rounds); the result is allocated and freed ` +
       `per call on both sides, except "ours out=" (writes into a preallocated tensor); ` +
       `GB/s: (gradOutput + gradInput bytes) / "ours ms".`,
   );
