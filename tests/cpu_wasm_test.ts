@@ -329,3 +329,38 @@ Deno.test("wasm heap: random allocations never overlap, stay aligned, and freed 
   assert.equal(heap.allocate(256 * 65536), -1);
   heap.free(all);
 });
+
+Deno.test("wasm kernels: exact 2x bilinear downscale (the one-update-per-cell path) and near misses", async (t) => {
+  // [outH, outW, scalesH, scalesW, alignCorners]: 2x with derived and explicit scales (fast path),
+  // widths with vector tails, then scales or corners that break the pattern (general path).
+  const cases: [number, number, number, number, boolean][] = [
+    [4, 4, 0, 0, false],
+    [3, 7, 0, 0, false],
+    [1, 9, 0.5, 0.5, false],
+    [5, 6, 0.5000001, 0, false],
+    [4, 4, 0, 0, true],
+  ];
+  let seed = 2000;
+  for (const dtype of DTYPES) {
+    await t.step(dtype, async () => {
+      for (const [outH, outW, sh, sw, alignCorners] of cases) {
+        for (const planes of [1, 3, 5]) {
+          await compare(
+            `down2 ${outH}x${outW} scales ${sh},${sw} ac=${alignCorners} planes ${planes}`,
+            [1, planes, outH, outW],
+            dtype,
+            (_d, g) =>
+              upsampleBilinear2dBackward(g, {
+                outputSize: [outH, outW],
+                inputSize: [1, planes, 2 * outH, 2 * outW],
+                scalesH: sh || undefined,
+                scalesW: sw || undefined,
+                alignCorners,
+              }),
+            seed++,
+          );
+        }
+      }
+    });
+  }
+});

@@ -25,6 +25,19 @@ export interface KernelExports {
     maxRange: number,
     work: number,
   ): void;
+  /** See `bilinear_down2` in kernels.c. */
+  bilinear_down2(
+    dtype: number,
+    out: number,
+    grad: number,
+    planes: number,
+    outH: number,
+    outW: number,
+    hL0: number,
+    hL1: number,
+    wL0: number,
+    wL1: number,
+  ): void;
   /** Work bytes `nearest_backward` needs. */
   nearest_scratch_bytes(inW: number, outW: number): number;
   /** Work bytes `bilinear_backward` needs. */

@@ -361,6 +361,16 @@ static inline v128_t load4v(int dtype, const void *p, size_t i) {
                          : load4_wide(dtype, (const uint16_t *)p + i);
 }
 
+/* Eight values (lo: i .. i + 3, hi: i + 4 .. i + 7), rounded once for float16/bfloat16. */
+static inline void store8v(int dtype, void *p, size_t i, v128_t lo, v128_t hi) {
+  if (dtype == DT_F32) {
+    wasm_v128_store((float *)p + i, lo);
+    wasm_v128_store((float *)p + i + 4, hi);
+  } else {
+    wasm_v128_store((uint16_t *)p + i, narrow8(dtype, lo, hi));
+  }
+}
+
 static inline void store4v(int dtype, void *p, size_t i, v128_t x) {
   if (dtype == DT_F32) {
     wasm_v128_store((float *)p + i, x);
@@ -690,6 +700,49 @@ EXPORT(bilinear_backward) void bilinear_backward(int dtype, void *out, const voi
         scatter_row_carry(r0, r1, gRow, k, wI0, split, outW);
       } else {
         scatter_row_direct(r0, gRow, k, wI0, wI1, outW);
+      }
+    }
+  }
+}
+
+/*
+ * Bilinear backward for an exact 2x downscale (input 2 H x 2 W, and the tables say output pixel
+ * (oh, ow) reads rows 2 oh, 2 oh + 1 and columns 2 ow, 2 ow + 1): every input cell receives exactly
+ * one update, +0 + fl32(fl32(lh * lw) * g), so the plane is written once, row by row, with no
+ * accumulator and no zero fill. Plane by plane, four output pixels (eight cells) per step.
+ */
+EXPORT(bilinear_down2) void bilinear_down2(int dtype, void *out, const void *grad, int planes,
+                                           int outH, int outW, const float *hL0, const float *hL1,
+                                           const float *wL0, const float *wL1) {
+  const int inW = 2 * outW;
+  const v128_t zero = wasm_f32x4_splat(0.0f);
+  for (int p = 0; p < planes; p++) {
+    for (int oh = 0; oh < outH; oh++) {
+      const size_t gRow = ((size_t)p * outH + oh) * outW;
+      const size_t row0 = ((size_t)p * 2 * outH + 2 * (size_t)oh) * inW, row1 = row0 + inW;
+      const v128_t lh0 = wasm_f32x4_splat(hL0[oh]), lh1 = wasm_f32x4_splat(hL1[oh]);
+      int ow = 0;
+      for (; ow + 4 <= outW; ow += 4) {
+        const v128_t g = load4v(dtype, grad, gRow + ow);
+        const v128_t lw0 = wasm_v128_load(wL0 + ow), lw1 = wasm_v128_load(wL1 + ow);
+        v128_t a = wasm_f32x4_add(zero, wasm_f32x4_mul(wasm_f32x4_mul(lh0, lw0), g));
+        v128_t b = wasm_f32x4_add(zero, wasm_f32x4_mul(wasm_f32x4_mul(lh0, lw1), g));
+        v128_t c = wasm_f32x4_add(zero, wasm_f32x4_mul(wasm_f32x4_mul(lh1, lw0), g));
+        v128_t d = wasm_f32x4_add(zero, wasm_f32x4_mul(wasm_f32x4_mul(lh1, lw1), g));
+        const size_t at = 2 * (size_t)ow;
+        store8v(dtype, out, row0 + at, wasm_i32x4_shuffle(a, b, 0, 4, 1, 5),
+                wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
+        store8v(dtype, out, row1 + at, wasm_i32x4_shuffle(c, d, 0, 4, 1, 5),
+                wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
+      }
+      SCALAR_TAIL
+      for (; ow < outW; ow++) {
+        const float g = loadf(dtype, grad, gRow + ow);
+        const size_t at = 2 * (size_t)ow;
+        storef(dtype, out, row0 + at, 0.0f + (hL0[oh] * wL0[ow]) * g);
+        storef(dtype, out, row0 + at + 1, 0.0f + (hL0[oh] * wL1[ow]) * g);
+        storef(dtype, out, row1 + at, 0.0f + (hL1[oh] * wL0[ow]) * g);
+        storef(dtype, out, row1 + at + 1, 0.0f + (hL1[oh] * wL1[ow]) * g);
       }
     }
   }

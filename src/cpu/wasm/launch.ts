@@ -36,6 +36,17 @@ interface Plan {
   readonly wFactor: number;
   /** Nearest only: the longest output range of an input along w. */
   readonly maxRange: number;
+  /** Bilinear only: output pixel (oh, ow) reads rows 2 oh, 2 oh + 1 and columns 2 ow, 2 ow + 1. */
+  readonly down2: boolean;
+}
+
+// Whether a linear table maps output o to inputs 2 o and 2 o + 1 over an input twice as long.
+function halves(t: { i0: Int32Array; i1: Int32Array }, inSize: number): boolean {
+  if (inSize !== 2 * t.i0.length) return false;
+  for (let o = 0; o < t.i0.length; o++) {
+    if (t.i0[o] !== 2 * o || t.i1[o] !== 2 * o + 1) return false;
+  }
+  return true;
 }
 
 const plans = new Map<string, Plan>();
@@ -57,12 +68,13 @@ function buildPlan(
   alignCorners: boolean,
 ): Plan {
   const tables: (Int32Array | Float32Array)[] = [];
-  let wFactor = 0, maxRange = 0, work: number;
+  let wFactor = 0, maxRange = 0, down2 = false, work: number;
   if (op === "bilinear2d") {
     const th = linearIndexTable(inH, outH, alignCorners, scaleH);
     const tw = linearIndexTable(inW, outW, alignCorners, scaleW);
     tables.push(th.i0, th.i1, th.l0, th.l1, tw.i0, tw.i1, tw.l0, tw.l1);
-    work = kernels.exports.bilinear_scratch_bytes(inH, inW, outH, outW);
+    down2 = halves(th, inH) && halves(tw, inW);
+    work = down2 ? 0 : kernels.exports.bilinear_scratch_bytes(inH, inW, outH, outW);
   } else {
     const hStarts = rangeStarts(nearestExactIndexTable(inH, outH, scaleH), inH);
     const wStarts = rangeStarts(nearestExactIndexTable(inW, outW, scaleW), inW);
@@ -93,6 +105,7 @@ function buildPlan(
     bytes: bytes + work,
     wFactor,
     maxRange,
+    down2,
   };
 }
 
@@ -149,7 +162,20 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
   }
   const dtype = DTYPE_CODE[call.dtype];
   const at = plan.offsets, work = base + plan.workOffset;
-  if (call.op === "bilinear2d") {
+  if (plan.down2) {
+    kernels.exports.bilinear_down2(
+      dtype,
+      address(out),
+      address(gradOutput),
+      planes,
+      outH,
+      outW,
+      base + at[2],
+      base + at[3],
+      base + at[6],
+      base + at[7],
+    );
+  } else if (call.op === "bilinear2d") {
     kernels.exports.bilinear_backward(
       dtype,
       address(out),
