@@ -90,33 +90,35 @@ static inline uint16_t f32_to_bf16(float x) {
   return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
 }
 
-/* float16 bits (low halves of four u32 lanes) to float32, exactly, as f16_to_f32. */
+/* float16 bits (low halves of four u32 lanes) to float32, exactly, as f16_to_f32: sign and
+ * exponent-mantissa moved into float32 position (h << 16, arithmetic >> 3, mask), then scaled by
+ * 2^112 (exact for normals and subnormals, sign kept); infinities and NaNs, rare, get exponent 255. */
 static inline v128_t f16x4_to_f32(v128_t h) {
-  v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, K(0x8000)), 16);
-  v128_t em = wasm_v128_and(h, K(0x7fff));
-  v128_t shifted = wasm_i32x4_shl(em, 13);
-  v128_t scaled = wasm_f32x4_mul(shifted, KF(0x1p112f));
-  v128_t special = wasm_v128_or(shifted, K(0x7f800000));
-  v128_t isSpecial = wasm_i32x4_ge(em, K(0x7c00));
-  return wasm_v128_or(sign, wasm_v128_bitselect(special, scaled, isSpecial));
+  v128_t t = wasm_v128_and(wasm_i32x4_shr(wasm_i32x4_shl(h, 16), 3), K(0x8fffe000));
+  v128_t f = wasm_f32x4_mul(t, KF(0x1p112f));
+  v128_t special = wasm_i32x4_gt(wasm_v128_and(t, K(0x7fffffff)), K(0x0f7fffff));
+  if (wasm_v128_any_true(special)) {
+    f = wasm_v128_bitselect(wasm_v128_or(t, K(0x7f800000)), f, special);
+  }
+  return f;
 }
 
 /* float32 to float16 bits (in u32 lanes), nearest even, as f32_to_f16. Magnitudes are compared as
- * signed integers (they are below 2^31), which SSE does in one instruction. */
+ * signed integers (they are below 2^31), which SSE does in one instruction. When all four values
+ * are in the normal float16 range (the common case) only the rebias-and-round remains. */
 static inline v128_t f32x4_to_f16(v128_t x) {
   v128_t sign = wasm_v128_and(wasm_u32x4_shr(x, 16), K(0x8000));
   v128_t a = wasm_v128_and(x, K(0x7fffffff));
   v128_t odd = wasm_v128_and(wasm_u32x4_shr(a, 13), K(1));
-  v128_t normal = wasm_u32x4_shr(
-      wasm_i32x4_add(wasm_i32x4_add(a, K(0xc8000fff)), odd), 13);
-  v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(a, KF(0.5f)),
-                              K(0x3f000000));
+  v128_t normal = wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(a, K(0xc8000fff)), odd), 13);
+  v128_t inRange =
+      wasm_v128_and(wasm_i32x4_ge(a, K(0x38800000)), wasm_i32x4_lt(a, K(0x477ff000)));
+  if (wasm_i32x4_all_true(inRange)) return wasm_v128_or(normal, sign);
+  v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(a, KF(0.5f)), K(0x3f000000));
   v128_t r = wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(a, K(0x38800000)));
-  r = wasm_v128_bitselect(K(0x7c00), r,
-                          wasm_i32x4_ge(a, K(0x477ff000)));
+  r = wasm_v128_bitselect(K(0x7c00), r, wasm_i32x4_ge(a, K(0x477ff000)));
   r = wasm_v128_or(r, sign);
-  return wasm_v128_bitselect(K(0x7e00), r,
-                             wasm_i32x4_gt(a, K(0x7f800000)));
+  return wasm_v128_bitselect(K(0x7e00), r, wasm_i32x4_gt(a, K(0x7f800000)));
 }
 
 /* float32 to bfloat16 bits (in u32 lanes), nearest even, as f32_to_bf16. */
