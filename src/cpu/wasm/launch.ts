@@ -155,7 +155,8 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
     const i32 = kernels.i32, f32 = kernels.f32;
     for (let i = 0; i < plan.tables.length; i++) {
       const table = plan.tables[i];
-      (table instanceof Int32Array ? i32 : f32).set(table, (base + plan.offsets[i]) >> 2);
+      // Element index, not `>> 2`: addresses may pass 2^31 in a 4 GiB memory.
+      (table instanceof Int32Array ? i32 : f32).set(table, (base + plan.offsets[i]) / 4);
     }
     kernels.plan = plan;
     kernels.planBase = base;
