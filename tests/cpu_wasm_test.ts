@@ -364,3 +364,48 @@ Deno.test("wasm kernels: exact 2x bilinear downscale (the one-update-per-cell pa
     });
   }
 });
+
+Deno.test("wasm heap: when the kernels' scratch space does not fit, the TypeScript kernels run", async () => {
+  // 1 MiB of heap holds both tensors (256 KiB + 64 KiB) but not bilinear's 1 MiB weight table.
+  const backend = new CpuBackend("auto", { heapLimitBytes: 2 ** 20 });
+  const grad = backend.allocate("float32", 256 * 256);
+  const out = backend.allocate("float32", 128 * 128);
+  assert.ok(grad.heap !== null && out.heap !== null);
+  const values = gradValues(rng(31), 256 * 256);
+  backend.upload(grad, values);
+  const view = { dtype: "float32" as const, offset: 0 };
+  backend.launch({
+    op: "bilinear2d",
+    dtype: "float32",
+    inputSize: [1, 1, 128, 128],
+    outputSize: [256, 256],
+    scales: [0, 0],
+    alignCorners: true,
+    deterministic: true,
+    gradOutput: {
+      ...view,
+      handle: grad,
+      storageLength: 65536,
+      shape: [1, 1, 256, 256],
+      strides: [65536, 65536, 256, 1],
+    },
+    out: {
+      ...view,
+      handle: out,
+      storageLength: 16384,
+      shape: [1, 1, 128, 128],
+      strides: [16384, 16384, 128, 1],
+    },
+  });
+  using ts = Device.open({ backend: "cpu", cpuKernels: "typescript" });
+  using expected = upsampleBilinear2dBackward(ts.tensor(values, [1, 1, 256, 256]), {
+    outputSize: [256, 256],
+    inputSize: [1, 1, 128, 128],
+    alignCorners: true,
+  });
+  const got = await backend.download(out, "float32", 0, 16384);
+  assertBitEqual(got as Float32Array, await expected.toFloat32Array(), "scratch fallback");
+  backend.free(grad);
+  backend.free(out);
+  backend.close();
+});
