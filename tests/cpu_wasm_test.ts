@@ -409,3 +409,21 @@ Deno.test("wasm heap: when the kernels' scratch space does not fit, the TypeScri
   backend.free(out);
   backend.close();
 });
+
+Deno.test("CPU buffers are reused by dtype and length on both kernel sets, and not after close", () => {
+  for (const kernels of ["auto", "typescript"] as const) {
+    const backend = new CpuBackend(kernels);
+    const a = backend.allocate("float16", 100);
+    backend.free(a);
+    assert.equal(backend.allocate("bfloat16", 100) === a, false, `${kernels}: other dtype`);
+    assert.equal(backend.allocate("float16", 101) === a, false, `${kernels}: other length`);
+    assert.equal(backend.allocate("float16", 100), a, `${kernels}: same dtype and length`);
+    // At most four per size are kept.
+    const many = Array.from({ length: 6 }, () => backend.allocate("float32", 8));
+    for (const buffer of many) backend.free(buffer);
+    const again = Array.from({ length: 6 }, () => backend.allocate("float32", 8));
+    assert.equal(again.filter((buffer) => many.includes(buffer)).length, 4, kernels);
+    backend.close();
+    backend.free(a); // after close: released, not kept
+  }
+});

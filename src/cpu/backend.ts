@@ -22,8 +22,8 @@ import { launchWasm } from "./wasm/launch.ts";
 
 // Typed arrays past this length cannot be allocated by V8; checked before allocating.
 const MAX_HOST_ELEMENTS = 2 ** 32 - 1;
-// Freed heap buffers kept whole for the next allocation of the same dtype and length (a training
-// loop allocates the same shapes every step): no allocator search, no new objects.
+// Freed buffers kept whole for the next allocation of the same dtype and length (a training loop
+// allocates the same shapes every step): no allocator search, no new objects, no zero fill.
 const MAX_CACHED_BYTES = 256 * 2 ** 20;
 const MAX_CACHED_PER_SIZE = 4;
 const DTYPE_INDEX = { float32: 0, float16: 1, bfloat16: 2 } as const;
@@ -57,6 +57,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
   #kernels: WasmKernels | null;
   #cache: Map<number, CpuBuffer[]>[] = [new Map(), new Map(), new Map()];
   #cachedBytes = 0;
+  #closed = false;
 
   /**
    * @param kernels `"auto"` (default): tensors in WebAssembly memory, wasm SIMD
@@ -71,7 +72,13 @@ export class CpuBackend implements Backend<CpuBuffer> {
   get heapLiveBytes(): number {
     const kernels = this.#kernels;
     if (kernels === null) return 0;
-    return kernels.heap.liveBytes - kernels.scratchBytes - this.#cachedBytes;
+    let cached = 0;
+    for (const sizes of this.#cache) {
+      for (const list of sizes.values()) {
+        for (const buffer of list) if (buffer.heap !== null) cached += buffer.byteLength;
+      }
+    }
+    return kernels.heap.liveBytes - kernels.scratchBytes - cached;
   }
 
   /** Allocates storage: a block of the wasm memory, or a typed array when that memory is full. */
@@ -81,26 +88,26 @@ export class CpuBackend implements Backend<CpuBuffer> {
         `the CPU backend cannot hold ${length} elements in one tensor (limit ${MAX_HOST_ELEMENTS})`,
       );
     }
-    const kernels = this.#kernels;
-    if (kernels === null) return CpuBuffer.host(dtype, length);
     const cached = this.#cache[DTYPE_INDEX[dtype]].get(length)?.pop();
     if (cached !== undefined) {
       this.#cachedBytes -= cached.byteLength;
       return cached;
     }
-    return CpuBuffer.inHeap(kernels.heap, dtype, length) ?? CpuBuffer.host(dtype, length);
+    const kernels = this.#kernels;
+    const inHeap = kernels === null ? null : CpuBuffer.inHeap(kernels.heap, dtype, length);
+    return inHeap ?? CpuBuffer.host(dtype, length);
   }
 
-  /** Keeps a heap buffer for reuse (bounded) or returns it to the heap; typed arrays go to the GC. */
+  /** Keeps a buffer for reuse (bounded), else returns it to the heap (typed arrays: to the GC). */
   free(handle: CpuBuffer): void {
-    if (handle.heap === null) return;
-    if (this.#kernels !== null && this.#cachedBytes + handle.byteLength <= MAX_CACHED_BYTES) {
+    const bytes = handle.byteLength;
+    if (!this.#closed && bytes > 0 && this.#cachedBytes + bytes <= MAX_CACHED_BYTES) {
       const sizes = this.#cache[DTYPE_INDEX[handle.dtype]];
       const list = sizes.get(handle.length);
       if (list === undefined) sizes.set(handle.length, [handle]);
       else if (list.length < MAX_CACHED_PER_SIZE) list.push(handle);
       else return handle.release();
-      this.#cachedBytes += handle.byteLength;
+      this.#cachedBytes += bytes;
       return;
     }
     handle.release();
@@ -153,6 +160,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
 
   /** Drops the wasm memory (tensors still in it must not be used afterwards). */
   close(): void {
+    this.#closed = true;
     this.#kernels = null;
     this.#cache = [new Map(), new Map(), new Map()];
     this.#cachedBytes = 0;
