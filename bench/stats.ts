@@ -12,24 +12,6 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-/**
- * Memory-copy bandwidth of this process in GB/s, counted like the ops' effective bandwidth (bytes
- * read + bytes written): median of `reps` runs of `Float32Array.prototype.set` copying `bytes`
- * between two buffers much larger than the caches.
- */
-export function copyBandwidthGBs(bytes = 128 * 2 ** 20, reps = 9): number {
-  const src = new Float32Array(bytes / 4).fill(1.5);
-  const dst = new Float32Array(bytes / 4);
-  dst.set(src); // touch every page of both buffers first
-  const times: number[] = [];
-  for (let r = 0; r < reps; r++) {
-    const start = performance.now();
-    dst.set(src);
-    times.push(performance.now() - start);
-  }
-  return (2 * bytes) / (median(times) * 1e-3) / 1e9;
-}
-
 /** Milliseconds with 3 significant digits (µs below 0.1 ms). */
 export function formatMs(ms: number): string {
   if (ms < 0.1) return `${(ms * 1000).toPrecision(3)} µs`;
