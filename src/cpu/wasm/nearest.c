@@ -6,7 +6,6 @@
 /* Output ranges up to this long are summed with masked loads instead of a loop. */
 enum { MAX_SLOTS = 4 };
 
-
 /*
  * acc[iw] (+)= the k = 1 or 2 outputs of input iw in row `row` of grad, ascending, in float32.
  * `first`: the sums start from +0 (PyTorch's zeroed gradInput), not from acc.
