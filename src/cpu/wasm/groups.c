@@ -38,8 +38,6 @@ static void deinterleave4(const float *restrict src, float *const rows[4], int n
   }
 }
 
-
-
 static void load_group_row(int dtype, const group_t *g, size_t offset, int n, float *dst) {
   if (dtype == DT_F32) {
     const float *rows[4];

@@ -2,7 +2,7 @@
 
 /** SHA-256 of the C sources this module was built from (see tools/sha256.ts). */
 export const KERNELS_SOURCE_SHA256 =
-  "a97c9cf3c9a6cbd611ae3433e7a432f4b4bc23fe5d8f18138e95f89905721ef3";
+  "e939fa20bb0738eca34188e663c2355004d7543ef1f43b4499e0c9e1691ccf3a";
 
 /** The WebAssembly module (24905 bytes), base64. */
 export const KERNELS_WASM_BASE64 =
