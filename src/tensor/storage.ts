@@ -22,9 +22,9 @@ export interface StorageOwner {
 export class Storage {
   #refs = 0;
   #released = false;
-  /** Neighbours in the owner's {@link StorageList}. */
+  /** Previous storage in the owner's {@link StorageList}. */
   prev: Storage | null = null;
-  /** Neighbours in the owner's {@link StorageList}. */
+  /** Next storage in the owner's {@link StorageList}. */
   next: Storage | null = null;
 
   /**
