@@ -141,8 +141,17 @@ static inline void split_pairs(int dtype, v128_t pairs, v128_t *even, v128_t *od
     *even = wasm_i32x4_shl(pairs, 16);
     *odd = wasm_v128_and(pairs, K(0xffff0000));
   } else {
-    *even = f16x4_to_f32(wasm_v128_and(pairs, K(0xffff)));
-    *odd = f16x4_to_f32(wasm_u32x4_shr(pairs, 16));
+    /* As f16x4_to_f32, both halves at once: the high half is already in place for the shift. */
+    v128_t te = wasm_v128_and(wasm_i32x4_shr(wasm_i32x4_shl(pairs, 16), 3), K(0x8fffe000));
+    v128_t to = wasm_v128_and(wasm_i32x4_shr(pairs, 3), K(0x8fffe000));
+    *even = wasm_f32x4_mul(te, KF(0x1p112f));
+    *odd = wasm_f32x4_mul(to, KF(0x1p112f));
+    /* One test for the eight halves: any exponent of 31 (infinity or NaN)? */
+    v128_t exps = wasm_v128_and(pairs, K(0x7c007c00));
+    if (wasm_v128_any_true(wasm_i16x8_eq(exps, K(0x7c007c00)))) {
+      *even = f16x4_to_f32(wasm_v128_and(pairs, K(0xffff)));
+      *odd = f16x4_to_f32(wasm_u32x4_shr(pairs, 16));
+    }
   }
 }
 
