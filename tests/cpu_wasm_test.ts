@@ -14,7 +14,10 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
+import type { StorageView, UpsampleCall, UpsampleOp } from "../src/backend.ts";
 import { CpuBackend } from "../src/cpu/backend.ts";
+import type { CpuBuffer } from "../src/cpu/buffer.ts";
+import { contiguousStrides } from "../src/tensor/layout.ts";
 import { WasmHeap } from "../src/cpu/wasm/heap.ts";
 import { WasmKernels } from "../src/cpu/wasm/instance.ts";
 import { KERNELS_SOURCE_SHA256 } from "../src/cpu/wasm/kernels_wasm.ts";
@@ -38,6 +41,36 @@ function gradValues(r: () => number, n: number): Float32Array {
 }
 
 type Run = (device: Device, grad: Tensor) => Tensor;
+
+/** An op call on two contiguous float32 buffers, as the CPU backend receives it from an op. */
+function backendCall(
+  op: UpsampleOp,
+  grad: CpuBuffer,
+  out: CpuBuffer,
+  outputSize: number[],
+  inputSize: number[],
+  alignCorners = false,
+): UpsampleCall<CpuBuffer> {
+  const view = (handle: CpuBuffer, shape: number[]): StorageView<CpuBuffer> => ({
+    handle,
+    dtype: "float32",
+    storageLength: handle.length,
+    shape,
+    strides: contiguousStrides(shape),
+    offset: 0,
+  });
+  return {
+    op,
+    dtype: "float32",
+    inputSize,
+    outputSize,
+    scales: outputSize.map(() => 0),
+    alignCorners,
+    deterministic: true,
+    gradOutput: view(grad, [inputSize[0], inputSize[1], ...outputSize]),
+    out: view(out, inputSize),
+  };
+}
 
 async function compare(
   what: string,
@@ -171,19 +204,7 @@ Deno.test("wasm heap: a full heap falls back to host arrays and the TypeScript k
   assert.equal(large.heap, null);
   const values = gradValues(rng(9), 1024);
   backend.upload(small, values);
-  const view = { dtype: "float32" as const, storageLength: 1024, offset: 0 };
-  const call = {
-    op: "nearestExact2d" as const,
-    dtype: "float32" as const,
-    inputSize: [1, 1, 16, 16],
-    outputSize: [32, 32],
-    scales: [0, 0],
-    alignCorners: false,
-    deterministic: true,
-    gradOutput: { ...view, handle: small, shape: [1, 1, 32, 32], strides: [1024, 1024, 32, 1] },
-    out: { ...view, handle: large, shape: [1, 1, 16, 16], strides: [256, 256, 16, 1] },
-  };
-  backend.launch(call);
+  backend.launch(backendCall("nearestExact2d", small, large, [32, 32], [1, 1, 16, 16]));
   using ts = Device.open({ backend: "cpu", cpuKernels: "typescript" });
   using expected = upsampleNearestExact2dBackward(ts.tensor(values, [1, 1, 32, 32]), {
     outputSize: [32, 32],
@@ -372,30 +393,7 @@ Deno.test("wasm heap: when the kernels' scratch space does not fit, the TypeScri
   assert.ok(grad.heap !== null && out.heap !== null);
   const values = gradValues(rng(31), 256 * 256);
   backend.upload(grad, values);
-  const view = { dtype: "float32" as const, offset: 0 };
-  backend.launch({
-    op: "bilinear2d",
-    dtype: "float32",
-    inputSize: [1, 1, 128, 128],
-    outputSize: [256, 256],
-    scales: [0, 0],
-    alignCorners: true,
-    deterministic: true,
-    gradOutput: {
-      ...view,
-      handle: grad,
-      storageLength: 65536,
-      shape: [1, 1, 256, 256],
-      strides: [65536, 65536, 256, 1],
-    },
-    out: {
-      ...view,
-      handle: out,
-      storageLength: 16384,
-      shape: [1, 1, 128, 128],
-      strides: [16384, 16384, 128, 1],
-    },
-  });
+  backend.launch(backendCall("bilinear2d", grad, out, [256, 256], [1, 1, 128, 128], true));
   using ts = Device.open({ backend: "cpu", cpuKernels: "typescript" });
   using expected = upsampleBilinear2dBackward(ts.tensor(values, [1, 1, 256, 256]), {
     outputSize: [256, 256],
