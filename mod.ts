@@ -1,6 +1,6 @@
 /**
  * Backward passes of PyTorch's upsampling — `nearest-exact` 1d and 2d, `bilinear` 2d — on Huawei Ascend
- * NPUs through CANN's aclnn operators (`Deno.dlopen`), with a TypeScript CPU backend that gives the same
+ * NPUs through CANN's aclnn operators (`Deno.dlopen`), with a CPU backend (WebAssembly SIMD) that gives the same
  * answers where no NPU is present: float32 nearest-exact is bit-exact with PyTorch's CPU kernels.
  *
  * Importing this module has no side effects and needs no permission; `Device.open()` loads CANN lazily

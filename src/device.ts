@@ -1,5 +1,5 @@
 /**
- * `Device`: where tensors live and ops run — an Ascend NPU through CANN, or the TypeScript CPU backend.
+ * `Device`: where tensors live and ops run — an Ascend NPU through CANN, or the CPU backend (WebAssembly SIMD and TypeScript kernels).
  *
  * @module
  */
@@ -23,7 +23,7 @@ import { createTensor, type Tensor, tensorInternals } from "./tensor/tensor.ts";
 /** Options of {@link Device.open}. */
 export interface DeviceOpenOptions {
   /**
-   * `"npu"` requires CANN (or the host emulation); `"cpu"` is the TypeScript backend; `"auto"` (default)
+   * `"npu"` requires CANN (or the host emulation); `"cpu"` is the CPU backend; `"auto"` (default)
    * takes the NPU when CANN loads and a device exists, else the CPU.
    */
   backend?: "auto" | "npu" | "cpu";
