@@ -7,17 +7,15 @@
  * @module
  */
 
-import { cachedTable, nearestExactIndexTable, rangeStarts } from "./scale.ts";
+import {
+  cachedTable,
+  longestRange,
+  nearestExactIndexTable,
+  rangeStarts,
+  uniformFactor,
+} from "./scale.ts";
 import { RowReader, RowWriter, scratchBuffer } from "./strided.ts";
 import type { StridedArray, UpsampleBackwardArgs } from "./types.ts";
-
-/** `k` when input `i` owns exactly outputs `[i * k, (i + 1) * k)` for every `i`, else 0. */
-function uniformFactor(starts: Int32Array, inSize: number): number {
-  const k = starts[1] - starts[0];
-  if (k <= 0) return 0;
-  for (let i = 0; i <= inSize; i++) if (starts[i] !== i * k) return 0;
-  return k;
-}
 
 // Storing `x + y` (two float32 values, added in double) into a Float32Array rounds exactly like a
 // float32 addition: double rounding is innocuous for + when 53 >= 2 * 24 + 2. So only sums kept in a
@@ -75,12 +73,6 @@ function sumTwoRowsFactor2(
     const top = Math.fround(src0[p] + 0 + src0[p + 1]);
     acc[accBase + iw] = Math.fround(top + src1[q]) + src1[q + 1];
   }
-}
-
-function maxRange(starts: Int32Array): number {
-  let most = 0;
-  for (let i = 1; i < starts.length; i++) most = Math.max(most, starts[i] - starts[i - 1]);
-  return most;
 }
 
 /**
@@ -190,9 +182,9 @@ function gather(plan: Plan): void {
   const reader = new RowReader(grad, outW, 0);
   // Rows of converted dtypes land in the reader's scratch row: a second reader holds the second row.
   const reader2 = reader.zeroCopy ? reader : new RowReader(grad, outW, 2);
-  const factor = uniformFactor(wStarts, inW);
+  const factor = uniformFactor(wStarts);
   // Scales between 1 and 2: every input column owns at most two outputs.
-  const shortRanges = factor === 0 && maxRange(wStarts) <= 2;
+  const shortRanges = factor === 0 && longestRange(wStarts) <= 2;
   // Accumulate straight into a float32 out with unit row stride; otherwise into a scratch row.
   const direct = out.dtype === "float32" && (os[3] === 1 || inW === 1);
   const writer = direct ? undefined : new RowWriter(out, inW);

@@ -82,6 +82,39 @@ export function rangeStarts(table: Int32Array, inSize: number): Int32Array {
 }
 
 /**
+ * `k` when input `i` owns exactly the outputs `[i k, (i + 1) k)` for every `i` (an integer factor),
+ * else 0. `starts` is a {@link rangeStarts} table.
+ *
+ * @example
+ * ```ts
+ * import { uniformFactor } from "./scale.ts";
+ * uniformFactor(Int32Array.of(0, 2, 4)); // 2
+ * uniformFactor(Int32Array.of(0, 1, 3)); // 0
+ * ```
+ */
+export function uniformFactor(starts: Int32Array): number {
+  const k = starts[1] - starts[0];
+  if (k <= 0) return 0;
+  for (let i = 0; i < starts.length; i++) if (starts[i] !== i * k) return 0;
+  return k;
+}
+
+/**
+ * The most outputs any input owns in a {@link rangeStarts} table.
+ *
+ * @example
+ * ```ts
+ * import { longestRange } from "./scale.ts";
+ * longestRange(Int32Array.of(0, 1, 3, 3)); // 2
+ * ```
+ */
+export function longestRange(starts: Int32Array): number {
+  let most = 0;
+  for (let i = 1; i < starts.length; i++) most = Math.max(most, starts[i] - starts[i - 1]);
+  return most;
+}
+
+/**
  * The float32 scale of bilinear (`area_pixel_compute_scale`): with `alignCorners`,
  * `fl32(inSize - 1) / (outSize - 1)` (0 when `outSize == 1`, `scales` ignored); otherwise as
  * {@link nearestExactScale}.

@@ -29,25 +29,25 @@ let hasTensorBrand: (value: object) => boolean;
 let internalsOf: (tensor: Tensor) => { storage: Storage; layout: Layout };
 
 // Frozen arrays are immutable, so tensors of one shape (a training loop's) share them: copying and
-// freezing per tensor costs more than a small op.
-let lastShape: readonly number[] = Object.freeze([]);
-let lastStrides: readonly number[] = Object.freeze([]);
+// freezing per tensor costs more than a small op. One memo for shapes, one for strides.
+class FrozenMemo {
+  #last: readonly number[] = Object.freeze([]);
 
-function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+  /** A frozen array equal to `values`: the previous one when it is equal. */
+  of(values: readonly number[]): readonly number[] {
+    const last = this.#last;
+    if (values === last) return last;
+    if (values.length === last.length) {
+      let i = 0;
+      while (i < values.length && values[i] === last[i]) i++;
+      if (i === values.length) return last;
+    }
+    return (this.#last = Object.freeze([...values]));
+  }
 }
 
-function frozenShape(shape: readonly number[]): readonly number[] {
-  if (!sameNumbers(shape, lastShape)) lastShape = Object.freeze([...shape]);
-  return lastShape;
-}
-
-function frozenStrides(strides: readonly number[]): readonly number[] {
-  if (!sameNumbers(strides, lastStrides)) lastStrides = Object.freeze([...strides]);
-  return lastStrides;
-}
+const shapes = new FrozenMemo();
+const strideLists = new FrozenMemo();
 
 /**
  * Internal: whether `value` is a tensor made by this module (a brand check, not `instanceof`).
@@ -94,8 +94,8 @@ export class Tensor {
     this.#device = device;
     this.#storage = storage;
     this.#layout = {
-      shape: frozenShape(layout.shape),
-      strides: frozenStrides(layout.strides),
+      shape: shapes.of(layout.shape),
+      strides: strideLists.of(layout.strides),
       offset: layout.offset,
     };
     storage.retain();

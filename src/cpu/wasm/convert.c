@@ -13,7 +13,7 @@ static void widen(int dtype, const uint16_t *src, float *dst, int n) {
     wasm_v128_store(dst + i + 4, wasm_i32x4_shuffle(even, odd, 2, 6, 3, 7));
   }
   SCALAR_TAIL
-  for (; i < n; i++) dst[i] = dtype == DT_BF16 ? bf16_to_f32(src[i]) : f16_to_f32(src[i]);
+  for (; i < n; i++) dst[i] = loadf(dtype, src, i);
 }
 
 static void narrow(int dtype, const float *src, uint16_t *dst, int n) {
@@ -22,7 +22,7 @@ static void narrow(int dtype, const float *src, uint16_t *dst, int n) {
     wasm_v128_store(dst + i, narrow8(dtype, wasm_v128_load(src + i), wasm_v128_load(src + i + 4)));
   }
   SCALAR_TAIL
-  for (; i < n; i++) dst[i] = dtype == DT_BF16 ? f32_to_bf16(src[i]) : f32_to_f16(src[i]);
+  for (; i < n; i++) storef(dtype, dst, i, src[i]);
 }
 
 /** Widens `n` float16 (dtype 1) or bfloat16 (dtype 2) values to float32. */

@@ -61,7 +61,7 @@ static void load_group_row(int dtype, const group_t *g, size_t offset, int n, fl
   SCALAR_TAIL
   for (; i < n; i++) {
     for (int l = 0; l < 4; l++) {
-      dst[4 * i + l] = dtype == DT_BF16 ? bf16_to_f32(r[l][i]) : f16_to_f32(r[l][i]);
+      dst[4 * i + l] = loadf(dtype, r[l], i);
     }
   }
 }
@@ -89,7 +89,7 @@ static void store_group_row(int dtype, const group_t *g, size_t offset, int n, c
   SCALAR_TAIL
   for (; i < n; i++) {
     for (int l = 0; l < 4; l++) {
-      r[l][i] = dtype == DT_BF16 ? f32_to_bf16(src[4 * i + l]) : f32_to_f16(src[4 * i + l]);
+      storef(dtype, r[l], i, src[4 * i + l]);
     }
   }
 }

@@ -10,7 +10,14 @@
 import type { StorageView, UpsampleCall, UpsampleOp } from "../../backend.ts";
 import { isContiguous } from "../../tensor/layout.ts";
 import type { CpuBuffer } from "../buffer.ts";
-import { cachedTable, linearIndexTable, nearestExactIndexTable, rangeStarts } from "../scale.ts";
+import {
+  cachedTable,
+  linearIndexTable,
+  longestRange,
+  nearestExactIndexTable,
+  rangeStarts,
+  uniformFactor,
+} from "../scale.ts";
 import type { WasmKernels } from "./instance.ts";
 
 const DTYPE_CODE = { float32: 0, float16: 1, bfloat16: 2 } as const;
@@ -78,9 +85,8 @@ function buildPlan(
   } else {
     const hStarts = rangeStarts(nearestExactIndexTable(inH, outH, scaleH), inH);
     const wStarts = rangeStarts(nearestExactIndexTable(inW, outW, scaleW), inW);
-    for (let i = 0; i < inW; i++) maxRange = Math.max(maxRange, wStarts[i + 1] - wStarts[i]);
-    wFactor = wStarts[1] - wStarts[0];
-    for (let i = 0; i <= inW && wFactor > 0; i++) if (wStarts[i] !== i * wFactor) wFactor = 0;
+    maxRange = longestRange(wStarts);
+    wFactor = uniformFactor(wStarts);
     tables.push(hStarts, wStarts);
     work = kernels.exports.nearest_scratch_bytes(inW, outW);
   }
@@ -163,11 +169,12 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
   }
   const dtype = DTYPE_CODE[call.dtype];
   const at = plan.offsets, work = base + plan.workOffset;
+  const outPtr = address(out), gradPtr = address(gradOutput);
   if (plan.down2) {
     kernels.exports.bilinear_down2(
       dtype,
-      address(out),
-      address(gradOutput),
+      outPtr,
+      gradPtr,
       planes,
       outH,
       outW,
@@ -179,8 +186,8 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
   } else if (call.op === "bilinear2d") {
     kernels.exports.bilinear_backward(
       dtype,
-      address(out),
-      address(gradOutput),
+      outPtr,
+      gradPtr,
       planes,
       inH,
       inW,
@@ -199,8 +206,8 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
   } else {
     kernels.exports.nearest_backward(
       dtype,
-      address(out),
-      address(gradOutput),
+      outPtr,
+      gradPtr,
       planes,
       inH,
       inW,
