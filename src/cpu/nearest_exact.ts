@@ -77,7 +77,8 @@ function sumTwoRowsFactor2(
 
 /**
  * Gradient rows summed into cells that own at most two columns each, from +0 in (oh, ow) order: a
- * gather with the short ranges spelled out, faster than a row scatter. One row, or two (`base1`).
+ * gather with the short ranges spelled out, faster than a row scatter. One gradient row here; two
+ * in {@link sumShortRanges2}.
  */
 function sumShortRanges1(
   acc: Float32Array,
@@ -95,6 +96,7 @@ function sumShortRanges1(
   }
 }
 
+/** As {@link sumShortRanges1}, for cells that own two gradient rows (`base0`, then `base1`). */
 function sumShortRanges2(
   acc: Float32Array,
   accBase: number,
