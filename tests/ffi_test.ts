@@ -202,7 +202,7 @@ Deno.test("npu: the search list, and a missing library lists every path tried", 
     assert.ok(error instanceof LibraryLoadError);
     assert.match(error.message, /\/nonexistent\/lib64\/libascendcl\.so: /);
     assert.match(error.message, /\/nonexistent\/lib64\/libacl_rt\.so: /);
-    assert.match(error.message, /build\/obj\/libascendcl\.so: /);
+    assert.ok(error.message.includes(`${EMU_DIR}obj/libascendcl.so: `), error.message);
     assert.equal(error.attempts.length, 4);
     return true;
   });
