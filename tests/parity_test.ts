@@ -90,9 +90,9 @@ async function check(fixture: FixtureCase, actual: Float32Array): Promise<void> 
 }
 
 for (const backend of BACKENDS) {
-  Deno.test(`parity with PyTorch fixtures on ${backend.label}`, async (t) => {
+  backend.test(`parity with PyTorch fixtures on ${backend.label}`, async (t) => {
     using device = backend.open();
-    const before = !backend.npu ? null : emuLive();
+    const before = !backend.emulated ? null : emuLive();
     let checked = 0;
     for (const fixture of fixtures) {
       await t.step({

@@ -99,7 +99,7 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
 };
 
 for (const backend of BACKENDS) {
-  Deno.test(`properties on ${backend.label}: adjoint identity, determinism, views`, async () => {
+  backend.test(`properties on ${backend.label}: adjoint identity, determinism, views`, async () => {
     using device: Device = backend.open();
     const next = rng(2024);
     let checked = 0;
@@ -140,7 +140,7 @@ for (const backend of BACKENDS) {
 }
 
 for (const backend of BACKENDS) {
-  Deno.test(`signed zeros on ${backend.label}: sums start from +0 as PyTorch's scatter does`, async () => {
+  backend.test(`signed zeros on ${backend.label}: sums start from +0 as PyTorch's scatter does`, async () => {
     using device = backend.open();
     for (const dtype of ["float32", "float16", "bfloat16"] as const) {
       for (

@@ -14,7 +14,15 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
-import { assertBitEqual, assertClose, EMU_DIR, makeView, rng, ulpDistance } from "./helpers.ts";
+import {
+  assertBitEqual,
+  assertClose,
+  EMU_DIR,
+  EMULATED_LANE,
+  makeView,
+  rng,
+  ulpDistance,
+} from "./helpers.ts";
 
 type Op = "nearestExact1d" | "nearestExact2d" | "bilinear2d";
 type GradLayout = "contiguous" | "channelsLast" | "transposed" | "offset" | "stepped";
@@ -214,7 +222,7 @@ const describe = (cfg: Config, index: number): string =>
   } ` +
   `grad ${cfg.gradLayout.join("/")} out ${cfg.outLayout}`;
 
-Deno.test("differential: random valid configurations agree between the CPU and the emulated NPU", async () => {
+EMULATED_LANE.test("differential: random valid configurations agree between the CPU and the emulated NPU", async () => {
   using cpu = Device.open({ backend: "cpu" });
   using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
   const r = rng(SEED);
