@@ -32,12 +32,6 @@ export interface CannLibraries {
   readonly nnopbase: NnopbaseLib;
   /** libopapi symbols (each may be null). */
   readonly opapi: OpapiLib;
-  /**
-   * `dev:ino` of the opened libascendcl (undefined through the system loader or without
-   * `--allow-read`). Folders whose libascendcl is one file (symlinks) share one runtime in the
-   * process: the dynamic loader maps a file once.
-   */
-  readonly aclIdentity?: string;
 }
 
 const ACL_NAMES = ["libascendcl.so", "libacl_rt.so"];
@@ -122,18 +116,7 @@ function openDir(dir: string, attempts: string[]): CannLibraries | null {
     acl: acl.lib.symbols,
     nnopbase: nnopbase.lib.symbols,
     opapi: opapi.lib.symbols,
-    aclIdentity: fileIdentity(acl.path),
   };
-}
-
-function fileIdentity(path: string): string | undefined {
-  if (!path.includes("/")) return undefined;
-  try {
-    const info = Deno.statSync(path);
-    return info.ino === null ? undefined : `${info.dev}:${info.ino}`;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -12,24 +12,6 @@ const ACL_ERROR_REPEAT_INITIALIZE = 100002;
 
 const runtimes = new WeakMap<CannLibraries, CannRuntime>();
 
-/** ACL's process-wide state: one per loaded libascendcl file, whichever folder it was opened from. */
-interface AclState {
-  /** Open users (aclInit once for the first, aclFinalize after the last). */
-  users: number;
-  /** The context current on the JS thread, as far as this library set it. */
-  context: bigint;
-}
-
-const states = new Map<string, AclState>();
-
-function stateOf(libs: CannLibraries): AclState {
-  const fresh = (): AclState => ({ users: 0, context: 0n });
-  if (libs.aclIdentity === undefined) return fresh();
-  let state = states.get(libs.aclIdentity);
-  if (state === undefined) states.set(libs.aclIdentity, state = fresh());
-  return state;
-}
-
 /**
  * Shared runtime bookkeeping of one loaded CANN.
  *
@@ -43,9 +25,8 @@ function stateOf(libs: CannLibraries): AclState {
  * ```
  */
 export class CannRuntime {
-  // Shared with the runtimes of other folders holding the same libascendcl file (e.g. a toolkit's
-  // lib64 symlinked to a build): one aclInit count and one current context for the one real runtime.
-  readonly #state: AclState;
+  #users = 0;
+  #context = 0n;
   /** Scratch out-parameter, reused (one 64-bit slot). */
   readonly out64: BigUint64Array = new BigUint64Array(1);
   /** Second scratch out-parameter (executor handle). */
@@ -54,9 +35,7 @@ export class CannRuntime {
   private constructor(
     /** The libraries. */
     readonly libs: CannLibraries,
-  ) {
-    this.#state = stateOf(libs);
-  }
+  ) {}
 
   /** The runtime of a loaded CANN (one per process and folder). */
   static of(libs: CannLibraries): CannRuntime {
@@ -70,38 +49,38 @@ export class CannRuntime {
 
   /** Calls `aclInit` for the first user (an earlier init by someone else, 100002, is fine). */
   acquire(): void {
-    if (this.#state.users === 0) {
+    if (this.#users === 0) {
       const status = this.libs.acl.aclInit(null);
       if (status !== 0 && status !== ACL_ERROR_REPEAT_INITIALIZE) {
         throw this.error(status, "aclInit");
       }
     }
-    this.#state.users++;
+    this.#users++;
   }
 
   /** Calls `aclFinalize` after the last user. */
   release(): void {
-    if (this.#state.users > 0 && --this.#state.users === 0) {
-      this.#state.context = 0n;
+    if (this.#users > 0 && --this.#users === 0) {
+      this.#context = 0n;
       this.libs.acl.aclFinalize();
     }
   }
 
   /** Makes `context` current on this thread when it is not already (ACL contexts are per thread). */
   activate(context: bigint): void {
-    if (this.#state.context === context) return;
+    if (this.#context === context) return;
     this.check(this.libs.acl.aclrtSetCurrentContext(context), "aclrtSetCurrentContext");
-    this.#state.context = context;
+    this.#context = context;
   }
 
   /** Records that `aclrtSetDevice` made `context` current. */
   noteCurrent(context: bigint): void {
-    this.#state.context = context;
+    this.#context = context;
   }
 
   /** Forgets a context that is being destroyed. */
   forget(context: bigint): void {
-    if (this.#state.context === context) this.#state.context = 0n;
+    if (this.#context === context) this.#context = 0n;
   }
 
   /** The runtime's message for the last failure on this thread (`aclGetRecentErrMsg`), or "". */
