@@ -286,7 +286,11 @@ export function runPrepared(kernels: WasmKernels, ready: PreparedCall): void {
  * if (!launchWasm(kernels, call)) runTypeScriptKernels(call);
  * ```
  */
-export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>, slots = 1): boolean {
+export function launchWasm(
+  kernels: WasmKernels,
+  call: UpsampleCall<CpuBuffer>,
+  slots = 1,
+): boolean {
   if (!wasmEligible(kernels, call)) return false;
   if (call.inputSize[0] * call.inputSize[1] === 0) return true;
   const ready = prepareWasm(kernels, call, slots);
