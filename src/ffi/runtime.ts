@@ -14,12 +14,11 @@ const ACL_ERROR_REPEAT_INITIALIZE = 100002;
 
 /** Optional `libascendcl` functions, and what a caller is told when one is missing. */
 const OPTIONAL_NEEDS = {
-  aclrtCtxSetSysParamOpt: "deterministic mode needs the context system parameters " +
-    "(aclrtCtxSetSysParamOpt/aclrtCtxGetSysParamOpt, documented from CANN 8.0); this CANN runtime " +
-    "is older: upgrade CANN or leave deterministic mode off",
-  aclrtCtxGetSysParamOpt: "reading deterministic mode back needs aclrtCtxGetSysParamOpt " +
-    "(documented from CANN 8.0); this CANN runtime is older",
-  aclrtGetMemInfo: "memoryInfo() needs aclrtGetMemInfo; this CANN runtime does not export it",
+  aclrtCtxSetSysParamOpt: "deterministic mode needs the context system parameters, which CANN " +
+    "documents since at least 8.0 (upgrade CANN, or leave deterministic mode off)",
+  aclrtCtxGetSysParamOpt: "reading deterministic mode needs the context system parameters, which " +
+    "CANN documents since at least 8.0",
+  aclrtGetMemInfo: "memoryInfo() needs the runtime's device memory query",
 } as const;
 
 /** The optional runtime functions whose absence is reported with {@link CannRuntime.require}. */
