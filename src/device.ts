@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Backend, BackendKind } from "./backend.ts";
+import type { Backend, BackendKind, MemoryInfo } from "./backend.ts";
 import { CpuBackend } from "./cpu/backend.ts";
 import { openNpuBackend } from "./ffi/npu_backend.ts";
 import { LibraryLoadError } from "./ffi/status.ts";
@@ -39,6 +39,14 @@ export interface DeviceOpenOptions {
    * typed arrays and the TypeScript kernels only. Both give the same bits.
    */
   cpuKernels?: "auto" | "typescript";
+  /**
+   * Threads of the CPU backend's wasm kernels (default: the machine's cores,
+   * `navigator.hardwareConcurrency`). With more than one, large ops run on worker threads over a
+   * shared memory and return at once (await a result or `synchronize()`), so the event loop is never
+   * blocked by them; small ones run inside the call. `1`: every op runs inside the call. Results
+   * are the same bits whatever the count.
+   */
+  threads?: number;
 }
 
 /** Options of {@link Device.tensor} and {@link Device.zeros}. */
@@ -47,7 +55,16 @@ export interface TensorOptions {
   dtype?: DType;
 }
 
-const OPEN_KEYS = new Set(["backend", "deviceId", "libDir", "deterministic", "cpuKernels"]);
+const OPEN_KEYS = new Set([
+  "backend",
+  "deviceId",
+  "libDir",
+  "deterministic",
+  "cpuKernels",
+  "threads",
+]);
+/** Upper bound of the `threads` option. */
+const MAX_THREADS = 1024;
 
 /** What ops need from a device, kept off its public surface. */
 export interface DeviceInternals {
@@ -90,7 +107,14 @@ export class Device {
     this.#backend = backend;
     this.#deterministic = deterministic;
     this.#owner = { storageBackend: backend, forget: (storage) => this.#storages.remove(storage) };
-    if (deterministic) backend.setDeterministic(true);
+    if (deterministic) {
+      try {
+        backend.setDeterministic(true);
+      } catch (error) {
+        backend.close(); // e.g. a runtime without the switch: the device never opened
+        throw error;
+      }
+    }
     INTERNALS.set(this, {
       backend: () => {
         this.#checkOpen("use");
@@ -119,7 +143,7 @@ export class Device {
       }
     }
     const { backend = "auto", deviceId = 0, libDir, deterministic = false } = options;
-    const { cpuKernels = "auto" } = options;
+    const { cpuKernels = "auto", threads = navigator.hardwareConcurrency || 1 } = options;
     if (backend !== "auto" && backend !== "npu" && backend !== "cpu") {
       throw new TypeError(
         `Device.open backend must be "auto", "npu" or "cpu", got ${String(backend)}`,
@@ -141,14 +165,20 @@ export class Device {
         `Device.open cpuKernels must be "auto" or "typescript", got ${String(cpuKernels)}`,
       );
     }
-    if (backend === "cpu") return new Device(new CpuBackend(cpuKernels), deterministic);
+    if (!Number.isSafeInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+      throw new RangeError(
+        `Device.open threads must be an integer from 1 to ${MAX_THREADS}, got ${String(threads)}`,
+      );
+    }
+    const cpu = (): CpuBackend => new CpuBackend(cpuKernels, { threads });
+    if (backend === "cpu") return new Device(cpu(), deterministic);
     if (backend === "npu") return new Device(openNpuBackend({ deviceId, libDir }), deterministic);
     try {
       return new Device(openNpuBackend({ deviceId, libDir, probe: true }), deterministic);
     } catch (error) {
       // "auto" falls back only when there is no CANN or no device; a broken runtime still throws.
       if (error instanceof LibraryLoadError || error instanceof Deno.errors.NotCapable) {
-        return new Device(new CpuBackend(cpuKernels), deterministic);
+        return new Device(cpu(), deterministic);
       }
       throw error;
     }
@@ -251,6 +281,27 @@ export class Device {
     const dtype = checkDType(options);
     const length = checkShape(shape, "zeros");
     return this.#allocateWith(dtype, shape, length, allocateHost(dtype, length));
+  }
+
+  /**
+   * Free and total bytes of the memory this device's tensors live in. On an NPU: the device memory as
+   * the runtime reports it (`aclrtGetMemInfo`), so an op's result plus its workspace fits when they are
+   * below `free`. On the CPU backend: host memory (`Deno.systemMemoryInfo()`, `available` as free),
+   * which needs `--allow-sys`.
+   *
+   * @throws {MissingSymbolError} on an NPU whose runtime lacks `aclrtGetMemInfo`
+   * @throws {Deno.errors.NotCapable} on the CPU backend without `--allow-sys`
+   * @example
+   * ```ts ignore
+   * import { Device } from "../mod.ts";
+   * using device = Device.open();
+   * const { free, total } = device.memoryInfo();
+   * console.log(`${(free / 2 ** 30).toFixed(1)} of ${(total / 2 ** 30).toFixed(1)} GiB free`);
+   * ```
+   */
+  memoryInfo(): MemoryInfo {
+    this.#checkOpen("memoryInfo");
+    return this.#backend.memoryInfo();
   }
 
   /** Waits until every queued op and copy on this device has finished. */
