@@ -51,21 +51,23 @@ export interface BackendCase {
    * `Deno.test` for this lane (same overloads): registered as ignored, the lane named in the test
    * name, when the lane cannot run here.
    */
-  test(
-    nameOrDefinition: string | Deno.TestDefinition,
-    fn?: (t: Deno.TestContext) => void | Promise<void>,
-  ): void;
+  test(nameOrOptions: string | LaneTestOptions, fn?: LaneTestFn): void;
 }
+
+/** The body of a test. */
+export type LaneTestFn = (t: Deno.TestContext) => void | Promise<void>;
+/** `Deno.test` options; `fn` may instead be the second argument. */
+export type LaneTestOptions = Omit<Deno.TestDefinition, "fn"> & { fn?: LaneTestFn };
 
 type LaneFields = Omit<BackendCase, "test">;
 
 function makeLane(fields: LaneFields): BackendCase {
   return {
     ...fields,
-    test(nameOrDefinition, fn): void {
-      const definition = typeof nameOrDefinition === "string"
-        ? { name: nameOrDefinition, fn: fn! }
-        : nameOrDefinition;
+    test(nameOrOptions, fn): void {
+      const definition = typeof nameOrOptions === "string"
+        ? { name: nameOrOptions, fn: fn! }
+        : { ...nameOrOptions, fn: fn ?? nameOrOptions.fn! };
       const ignored = fields.ignore !== undefined;
       Deno.test({
         ...definition,
