@@ -95,109 +95,98 @@ export interface LaneProbe {
 const EMULATED_ONLY =
   "ACLNN_TEST_LANES=cpu,cpu-typescript,npu-emulated deno task test runs the emulated lane on its own";
 
+/** What was decided for one lane: runs (`ignore` undefined) or not, and why. */
+export interface LaneDecision {
+  /** The lane. */
+  readonly label: LaneLabel;
+  /** Why it cannot run; undefined when it runs. */
+  readonly ignore: string | undefined;
+  /** Where its CANN was found (NPU lanes that run). */
+  readonly source: string | undefined;
+}
+
+/**
+ * The lane for a decision: its backend, and a device opener that never searches elsewhere (the
+ * emulated lane always by explicit `libDir`, the `npu` lane always through the library's search).
+ *
+ * @example
+ * ```ts ignore
+ * laneOf({ label: "npu", ignore: undefined, source: "Ascend910B3 #0 from /opt/lib64" }, "native/build/");
+ * ```
+ */
+export function laneOf(decision: LaneDecision, emuDir: string): BackendCase {
+  const { label, ignore } = decision;
+  const open = ignore !== undefined
+    ? (): Device => {
+      throw new Error(`lane ${label} is ignored in this process: ${ignore}`);
+    }
+    : label === "cpu"
+    ? (): Device => Device.open({ backend: "cpu" })
+    : label === "cpu-typescript"
+    ? (): Device => Device.open({ backend: "cpu", cpuKernels: "typescript" })
+    : label === "npu-emulated"
+    ? (): Device => Device.open({ backend: "npu", libDir: emuDir })
+    : (): Device => Device.open({ backend: "npu" });
+  return makeLane({
+    ...decision,
+    kind: label === "cpu" || label === "cpu-typescript" ? "cpu" : "npu",
+    emulated: label === "npu-emulated",
+    open,
+  });
+}
+
 /**
  * Decides which lanes run in this process, probing the `npu` lane through the library's normal search.
  *
  * @example
  * ```ts ignore
  * const lanes = decideLanes(processProbe(), "native/build/");
- * lanes.find((lane) => lane.label === "npu")?.ignore; // e.g. "no CANN found: ..."
+ * lanes.find((lane) => lane.label === "npu")?.ignore; // e.g. "no NPU through the library's search (...)"
  * ```
  */
 export function decideLanes(probe: LaneProbe, emuDir: string): BackendCase[] {
   const wanted = parseSelection(probe.selection);
-  const ignored = (label: LaneLabel, kind: "cpu" | "npu", reason: string): BackendCase =>
-    makeLane({
-      label,
-      kind,
-      emulated: label === "npu-emulated",
-      ignore: reason,
-      source: undefined,
-      open: () => {
-        throw new Error(`lane ${label} is ignored in this process: ${reason}`);
-      },
-    });
   const notSelected = `not in ACLNN_TEST_LANES=${probe.selection}`;
-  const lanes: BackendCase[] = [];
-  for (const [label, cpuKernels] of [["cpu", "auto"], ["cpu-typescript", "typescript"]] as const) {
-    lanes.push(
-      wanted.has(label)
-        ? makeLane({
-          label,
-          kind: "cpu",
-          emulated: false,
-          ignore: undefined,
-          source: undefined,
-          open: () => Device.open({ backend: "cpu", cpuKernels }),
-        })
-        : ignored(label, "cpu", notSelected),
-    );
-  }
+  const decide = (label: LaneLabel, ignore?: string, source?: string): LaneDecision => ({
+    label,
+    ignore: wanted.has(label) ? ignore : notSelected,
+    source: wanted.has(label) && ignore === undefined ? source : undefined,
+  });
 
   // The real lane first: whether it loads another runtime decides whether the emulation may load.
-  let real: BackendCase;
+  let real = decide("npu");
   let foreignRuntime: string | undefined;
-  if (!wanted.has("npu")) real = ignored("npu", "npu", notSelected);
-  else {
-    let folder: string | undefined;
-    let name = "";
+  if (wanted.has("npu")) {
     try {
       using device = probe.openDiscovered();
-      folder = probe.folderOf(device);
-      name = device.name;
+      real = decide("npu", undefined, `${device.name} from ${probe.folderOf(device)}`);
     } catch (error) {
       const first = (error as Error).message.split("\n").map((line) => line.trim())
         .filter((line) => line !== "").slice(0, 2).join(" ");
-      real = ignored(
-        "npu",
+      real = decide(
         "npu",
         `no NPU through the library's search (${first}); on an Ascend host source ` +
           `<CANN>/ascend-toolkit/set_env.sh or set ACLNN_LIB_DIR`,
       );
-    }
-    if (folder !== undefined) {
-      real = makeLane({
-        label: "npu",
-        kind: "npu",
-        emulated: false,
-        ignore: undefined,
-        source: `${name} from ${folder}`,
-        open: () => Device.open({ backend: "npu" }),
-      });
     }
     // Even a failed probe may leave a runtime mapped (CANN's libraries are not unloadable).
     const emulation = probe.identity(`${emuDir}libascendcl.so`);
     foreignRuntime = probe.mappedRuntimes().find((lib) => lib.identity !== emulation)?.path;
   }
 
-  let emulated: BackendCase;
-  const built = probe.identity(`${emuDir}libascendcl.so`) !== undefined;
-  if (!wanted.has("npu-emulated")) emulated = ignored("npu-emulated", "npu", notSelected);
-  else if (foreignRuntime !== undefined) {
-    emulated = ignored(
+  const emulated = foreignRuntime !== undefined
+    ? decide(
       "npu-emulated",
-      "npu",
       `the npu lane loaded another CANN runtime (${foreignRuntime}) and the emulation's libraries ` +
         `would bind to it by SONAME; ${EMULATED_ONLY}`,
-    );
-  } else if (!built) {
-    emulated = ignored(
+    )
+    : probe.identity(`${emuDir}libascendcl.so`) === undefined
+    ? decide(
       "npu-emulated",
-      "npu",
       `the emulation is not built in ${emuDir} (run deno task build:native)`,
-    );
-  } else {
-    emulated = makeLane({
-      label: "npu-emulated",
-      kind: "npu",
-      emulated: true,
-      ignore: undefined,
-      source: `host emulation from ${emuDir}`,
-      open: () => Device.open({ backend: "npu", libDir: emuDir }),
-    });
-  }
-  lanes.push(emulated, real!);
-  return lanes;
+    )
+    : decide("npu-emulated", undefined, `host emulation from ${emuDir}`);
+  return [decide("cpu"), decide("cpu-typescript"), emulated, real].map((d) => laneOf(d, emuDir));
 }
 
 function parseSelection(selection: string | undefined): Set<LaneLabel> {
@@ -308,10 +297,12 @@ export function mappedRuntimes(maps: string): Array<{ path: string; identity: st
   return [...found].map(([path, identity]) => ({ path, identity }));
 }
 
-const decided = new Map<string, readonly BackendCase[]>();
-
 /**
- * The lanes of this process, decided (and each ignored lane's reason printed) on the first call.
+ * The lanes of this process, decided once per process (and each lane's state printed once), on the
+ * first call. Test files run in separate module graphs of one process; the decision is kept in the
+ * process environment under a name with the pid (child processes decide for themselves), because a
+ * later probe would find what an earlier one loaded: a bare `dlopen("libascendcl.so")` matches a
+ * library already loaded under that SONAME, the emulation included.
  *
  * @example
  * ```ts ignore
@@ -319,14 +310,20 @@ const decided = new Map<string, readonly BackendCase[]>();
  * ```
  */
 export function processLanes(emuDir: string): readonly BackendCase[] {
-  let lanes = decided.get(emuDir);
-  if (lanes === undefined) {
-    lanes = Object.freeze(decideLanes(processProbe(), emuDir));
-    decided.set(emuDir, lanes);
-    for (const lane of lanes) {
-      if (lane.ignore !== undefined) console.log(`lane ${lane.label} ignored: ${lane.ignore}`);
-      else if (lane.source !== undefined) console.log(`lane ${lane.label}: ${lane.source}`);
-    }
+  const key = `ACLNN_TEST_LANES_DECIDED_${Deno.pid}`;
+  const saved = Deno.env.get(key);
+  if (saved !== undefined) {
+    const decisions = JSON.parse(saved) as LaneDecision[];
+    return Object.freeze(decisions.map((decision) => laneOf(decision, emuDir)));
+  }
+  const lanes = Object.freeze(decideLanes(processProbe(), emuDir));
+  Deno.env.set(
+    key,
+    JSON.stringify(lanes.map(({ label, ignore, source }) => ({ label, ignore, source }))),
+  );
+  for (const lane of lanes) {
+    if (lane.ignore !== undefined) console.log(`lane ${lane.label} ignored: ${lane.ignore}`);
+    else if (lane.source !== undefined) console.log(`lane ${lane.label}: ${lane.source}`);
   }
   return lanes;
 }
