@@ -25,7 +25,7 @@
 export { Device, type DeviceOpenOptions, type TensorOptions } from "./src/device.ts";
 export { Tensor } from "./src/tensor/tensor.ts";
 export { type DType, DTYPES } from "./src/tensor/dtype.ts";
-export type { BackendKind } from "./src/backend.ts";
+export type { BackendKind, MemoryInfo } from "./src/backend.ts";
 export {
   type UpsampleBackwardCommonOptions,
   upsampleBilinear2dBackward,
@@ -35,4 +35,9 @@ export {
   upsampleNearestExact2dBackward,
   type UpsampleNearestExact2dBackwardOptions,
 } from "./src/ops/upsample.ts";
-export { AclError, LibraryLoadError, MissingSymbolError } from "./src/ffi/status.ts";
+export {
+  AclError,
+  DeviceMemoryError,
+  LibraryLoadError,
+  MissingSymbolError,
+} from "./src/ffi/status.ts";

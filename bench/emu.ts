@@ -6,9 +6,10 @@
  */
 
 import { Device } from "../mod.ts";
+import { emulationDir } from "../tools/emu_dir.ts";
 
-/** Folder of the host emulation build. */
-export const EMU_DIR: string = new URL("../native/build/", import.meta.url).pathname;
+/** Folder of the host emulation build for the platform this runs on. */
+export const EMU_DIR: string = emulationDir();
 
 /** Opens the emulated NPU, or returns the reason it cannot be opened (build missing, no --allow-ffi). */
 export function openEmulatedNpu(): Device | string {

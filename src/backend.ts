@@ -7,6 +7,14 @@
 
 import type { DType, HostArray } from "./tensor/dtype.ts";
 
+/** Free and total bytes of a device's memory, as {@link Backend.memoryInfo} reports them. */
+export interface MemoryInfo {
+  /** Bytes free for new tensors, results and workspaces. */
+  readonly free: number;
+  /** Bytes in total. */
+  readonly total: number;
+}
+
 /** Which kind of backend a device runs on. */
 export type BackendKind = "npu" | "cpu";
 
@@ -81,6 +89,8 @@ export interface Backend<H> {
   setDeterministic(on: boolean): void;
   /** Waits for all queued work. */
   synchronize(): Promise<void>;
+  /** Free and total bytes of the memory this backend's tensors live in. */
+  memoryInfo(): MemoryInfo;
   /** Frees everything the backend still owns. Called once. */
   close(): void;
 }

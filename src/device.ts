@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Backend, BackendKind } from "./backend.ts";
+import type { Backend, BackendKind, MemoryInfo } from "./backend.ts";
 import { CpuBackend } from "./cpu/backend.ts";
 import { openNpuBackend } from "./ffi/npu_backend.ts";
 import { LibraryLoadError } from "./ffi/status.ts";
@@ -90,7 +90,14 @@ export class Device {
     this.#backend = backend;
     this.#deterministic = deterministic;
     this.#owner = { storageBackend: backend, forget: (storage) => this.#storages.remove(storage) };
-    if (deterministic) backend.setDeterministic(true);
+    if (deterministic) {
+      try {
+        backend.setDeterministic(true);
+      } catch (error) {
+        backend.close(); // e.g. a runtime without the switch: the device never opened
+        throw error;
+      }
+    }
     INTERNALS.set(this, {
       backend: () => {
         this.#checkOpen("use");
@@ -225,6 +232,27 @@ export class Device {
     const dtype = checkDType(options);
     const length = checkShape(shape, "zeros");
     return this.#allocateWith(dtype, shape, length, allocateHost(dtype, length));
+  }
+
+  /**
+   * Free and total bytes of the memory this device's tensors live in. On an NPU: the device memory as
+   * the runtime reports it (`aclrtGetMemInfo`), so an op's result plus its workspace fits when they are
+   * below `free`. On the CPU backend: host memory (`Deno.systemMemoryInfo()`, `available` as free),
+   * which needs `--allow-sys`.
+   *
+   * @throws {MissingSymbolError} on an NPU whose runtime lacks `aclrtGetMemInfo`
+   * @throws {Deno.errors.NotCapable} on the CPU backend without `--allow-sys`
+   * @example
+   * ```ts ignore
+   * import { Device } from "../mod.ts";
+   * using device = Device.open();
+   * const { free, total } = device.memoryInfo();
+   * console.log(`${(free / 2 ** 30).toFixed(1)} of ${(total / 2 ** 30).toFixed(1)} GiB free`);
+   * ```
+   */
+  memoryInfo(): MemoryInfo {
+    this.#checkOpen("memoryInfo");
+    return this.#backend.memoryInfo();
   }
 
   /** Waits until every queued op and copy on this device has finished. */

@@ -8,9 +8,14 @@
 import { AssertionError } from "node:assert/strict";
 import { Device, type DType, type Tensor } from "../mod.ts";
 import { bfloat16BitsFromNumber, bfloat16BitsToNumber } from "../src/tensor/dtype.ts";
+import { emulationDir } from "../tools/emu_dir.ts";
 
-/** Folder of the host emulation build (`deno task build:native`). */
-export const EMU_DIR: string = new URL("../native/build/", import.meta.url).pathname;
+/**
+ * Folder of the host emulation build for the platform the tests run on (`deno task build:native`;
+ * `native/build/aarch64/` for an aarch64 Deno under qemu, see tools/emu_dir.ts). Tests take every
+ * emulation path from here and the variant constants, never from a literal `native/build/`.
+ */
+export const EMU_DIR: string = emulationDir();
 /** Variant without the bilinear V2 symbols. */
 export const EMU_NO_V2_DIR: string = `${EMU_DIR}no-v2/`;
 /** Variant without the nearest-exact 1d symbols. */

@@ -2,7 +2,7 @@
 // every one must throw TypeError or RangeError synchronously, with a message that starts with the
 // op name and names the bad argument, before any allocation or launch (the backend's
 // allocate/launch are counted on both backends, plus the emulation's live counters and launch count
-// on the NPU), and fast.
+// on the NPU). What a rejection costs is measured by bench/rejection_bench.ts, not asserted here.
 
 import assert from "node:assert/strict";
 import {
@@ -75,8 +75,6 @@ type CaseClass = typeof CLASSES[number];
 
 const CASES_PER_CLASS = 500;
 const MIN_PER_CLASS = 480;
-// A call that validates must return in well under this; a hang or a huge allocation would not.
-const MAX_CALL_MS = 250;
 
 const SEED = Number(Deno.env.get("ROBUSTNESS_SEED") ?? 0x5eed1);
 
@@ -773,7 +771,7 @@ function spyBackend(device: Device): { allocations: number; launches: number } {
 }
 
 /** What is wrong with how a case failed, or null when it failed as it must. */
-function judge(c: Case, name: string, error: unknown, elapsed: number): string | null {
+function judge(c: Case, name: string, error: unknown): string | null {
   if (error === null) return "did not throw";
   if (!(error instanceof TypeError || error instanceof RangeError)) {
     return `threw ${describe(String(error))}, not a TypeError or RangeError`;
@@ -786,7 +784,6 @@ function judge(c: Case, name: string, error: unknown, elapsed: number): string |
   if (!c.names.some((n) => message.includes(n))) {
     return `message names none of ${c.names.join(", ")}: ${JSON.stringify(message)}`;
   }
-  if (elapsed >= MAX_CALL_MS) return `took ${elapsed.toFixed(1)} ms`;
   return null;
 }
 
@@ -824,7 +821,6 @@ for (const backend of BACKENDS) {
     const r = rng(SEED + (npu ? 1 : 0));
     const ctx: Ctx = { device, others, closed, track: [], r };
     const counts = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<CaseClass, number>;
-    const slowest = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<CaseClass, number>;
     const byError = { TypeError: 0, RangeError: 0 };
     const failures = new Map<string, string>();
     try {
@@ -842,7 +838,6 @@ for (const backend of BACKENDS) {
         const live = npu ? emuLive() : null;
         const launches = npu ? emu().aclemuLaunchCount() : 0n;
         const spied = { ...spy };
-        const t0 = performance.now();
         let error: unknown = null;
         try {
           const returned = c.omitOptions ? fn(c.grad) : fn(c.grad, c.options);
@@ -850,8 +845,7 @@ for (const backend of BACKENDS) {
         } catch (e) {
           error = e;
         }
-        const elapsed = performance.now() - t0;
-        const problem = judge(c, name, error, elapsed) ??
+        const problem = judge(c, name, error) ??
           (spy.allocations !== spied.allocations || spy.launches !== spied.launches
             ? "the backend allocated or launched"
             : live && (emuLive().allocations !== live.allocations ||
@@ -866,7 +860,6 @@ for (const backend of BACKENDS) {
           if (!failures.has(key)) failures.set(key, `${label}: ${problem}`);
         }
         counts[cls]++;
-        slowest[cls] = Math.max(slowest[cls], elapsed);
         byError[c.kind.name as keyof typeof byError]++;
         for (const t of ctx.track.splice(0)) t.dispose();
       }
@@ -880,10 +873,7 @@ for (const backend of BACKENDS) {
         `${byError.RangeError} RangeError`,
     );
     for (const cls of CLASSES) {
-      console.log(
-        `    ${cls.padEnd(15)} ${String(counts[cls]).padStart(5)} cases, slowest ` +
-          `${slowest[cls].toFixed(2)} ms`,
-      );
+      console.log(`    ${cls.padEnd(15)} ${String(counts[cls]).padStart(5)} cases`);
     }
     assert.deepEqual([...failures.values()], [], `${failures.size} distinct failures`);
     for (const cls of CLASSES) {

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Backend, StorageView, UpsampleCall, UpsampleParams } from "../backend.ts";
+import type { Backend, MemoryInfo, StorageView, UpsampleCall, UpsampleParams } from "../backend.ts";
 import { OP_RULES } from "../ops/validate.ts";
 import { elementCount } from "../tensor/layout.ts";
 import type { DType, HostArray } from "../tensor/dtype.ts";
@@ -113,6 +113,16 @@ export class CpuBackend implements Backend<CpuBuffer> {
       return;
     }
     handle.release();
+  }
+
+  /**
+   * Host memory, where CPU tensors live (WebAssembly memory, or typed arrays once that is full):
+   * `Deno.systemMemoryInfo()`'s `available` (what can be allocated without swapping) and `total`.
+   * Needs `--allow-sys` (`systemMemoryInfo`).
+   */
+  memoryInfo(): MemoryInfo {
+    const { available, total } = Deno.systemMemoryInfo();
+    return { free: available, total };
   }
 
   /** Copies encoded host data in. */
