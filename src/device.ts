@@ -39,6 +39,14 @@ export interface DeviceOpenOptions {
    * typed arrays and the TypeScript kernels only. Both give the same bits.
    */
   cpuKernels?: "auto" | "typescript";
+  /**
+   * Threads of the CPU backend's wasm kernels (default: the machine's cores,
+   * `navigator.hardwareConcurrency`). With more than one, large ops run on worker threads over a
+   * shared memory and return at once (await a result or `synchronize()`), so the event loop is never
+   * blocked by them; small ones run inside the call. `1`: every op runs inside the call. Results
+   * are the same bits whatever the count.
+   */
+  threads?: number;
 }
 
 /** Options of {@link Device.tensor} and {@link Device.zeros}. */
@@ -47,7 +55,16 @@ export interface TensorOptions {
   dtype?: DType;
 }
 
-const OPEN_KEYS = new Set(["backend", "deviceId", "libDir", "deterministic", "cpuKernels"]);
+const OPEN_KEYS = new Set([
+  "backend",
+  "deviceId",
+  "libDir",
+  "deterministic",
+  "cpuKernels",
+  "threads",
+]);
+/** Upper bound of the `threads` option. */
+const MAX_THREADS = 1024;
 
 /** What ops need from a device, kept off its public surface. */
 export interface DeviceInternals {
@@ -131,7 +148,7 @@ export class Device {
       }
     }
     const { backend = "auto", deviceId = 0, libDir, deterministic = false } = options;
-    const { cpuKernels = "auto" } = options;
+    const { cpuKernels = "auto", threads = navigator.hardwareConcurrency || 1 } = options;
     if (backend !== "auto" && backend !== "npu" && backend !== "cpu") {
       throw new TypeError(
         `Device.open backend must be "auto", "npu" or "cpu", got ${String(backend)}`,
@@ -153,7 +170,13 @@ export class Device {
         `Device.open cpuKernels must be "auto" or "typescript", got ${String(cpuKernels)}`,
       );
     }
-    if (backend === "cpu") return new Device(new CpuBackend(cpuKernels), deterministic);
+    if (!Number.isSafeInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+      throw new RangeError(
+        `Device.open threads must be an integer from 1 to ${MAX_THREADS}, got ${String(threads)}`,
+      );
+    }
+    const cpu = (): CpuBackend => new CpuBackend(cpuKernels, { threads });
+    if (backend === "cpu") return new Device(cpu(), deterministic);
     if (backend === "npu") return new Device(openNpuBackend({ deviceId, libDir }), deterministic);
     let npu: ReturnType<typeof openNpuBackend>;
     try {
@@ -161,7 +184,7 @@ export class Device {
     } catch (error) {
       // "auto" falls back when there is no usable CANN or device; a broken runtime still throws.
       const reason = autoFallback(error, { libDir, deviceId: options.deviceId });
-      const device = new Device(new CpuBackend(cpuKernels), deterministic);
+      const device = new Device(cpu(), deterministic);
       device.#fallbackReason = reason;
       return device;
     }

@@ -122,6 +122,34 @@ Deno.test("runtime: deterministic mode reads as off before any set (107021) and 
   assert.equal(backend.readDeterministic(), false);
 });
 
+Deno.test("runtime: a runtime answering 107021 for a never-set option reads as off, whatever it wrote", () => {
+  using device = openNpu();
+  type Get = (opt: number, value: BigInt64Array) => number;
+  type Set = (opt: number, value: bigint) => number;
+  const table = npuOf(device).runtime.libs.acl as unknown as Record<string, Get | Set>;
+  const realGet = table.aclrtCtxGetSysParamOpt as Get;
+  const realSet = table.aclrtCtxSetSysParamOpt as Set;
+  let set = false;
+  // A runtime where nothing was set yet: 107021, and garbage in the out-parameter.
+  table.aclrtCtxGetSysParamOpt = (opt: number, value: BigInt64Array): number => {
+    if (set) return realGet(opt, value);
+    value[0] = 12345n;
+    return 107021;
+  };
+  table.aclrtCtxSetSysParamOpt = (opt: number, value: bigint): number => {
+    set = true;
+    return realSet(opt, value);
+  };
+  try {
+    assert.equal(npuOf(device).readDeterministic(), false);
+    device.setDeterministic(true);
+    assert.equal(npuOf(device).readDeterministic(), true);
+  } finally {
+    table.aclrtCtxGetSysParamOpt = realGet;
+    table.aclrtCtxSetSysParamOpt = realSet;
+  }
+});
+
 Deno.test({
   name: "runtime: memoryInfo() of the emulated NPU follows allocations",
   ignore: !EMU_HAS_MEMORY,

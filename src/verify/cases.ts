@@ -29,13 +29,22 @@ export interface VerifyCase {
 }
 
 /**
- * Nearest-exact configurations whose index mapping on the device differs from PyTorch's (from the
- * kernels' rule, ops-cv `upsample_nearest_exact2d_grad_kernel.h` against PyTorch's
- * `floor((o + 0.5) * (1 / s))`): `[in, out, scale]` per dimension, scale 0 = from the sizes.
+ * Nearest-exact dimensions whose index mapping on the device differs from PyTorch's in one output
+ * (found by evaluating both rules for in <= 39, out <= 119 and the scales below: the kernels' rule of
+ * ops-cv `upsample_nearest_exact2d_grad_kernel.h` against PyTorch's `floor((o + 0.5) * (1 / s))`):
+ * `[in, out, scale]`, scale 0 = from the sizes.
  */
 export const TIE_DIMENSIONS: ReadonlyArray<readonly [number, number, number]> = [
   [2, 41, 0], // output 20 -> input 1 on the device, input 0 in PyTorch
+  [4, 82, 0],
+  [6, 37, 0],
+  [8, 115, 0],
+  [12, 74, 0],
+  [14, 23, 0],
+  [14, 99, 0],
   [27, 8, 0.3],
+  [30, 9, 0.3],
+  [37, 11, 0.3],
 ];
 
 const SCALES = [0.3, 0.5, 0.6, 1.3, 1.7, 2, 2.5, 3];
