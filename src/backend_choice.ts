@@ -41,7 +41,8 @@ export function autoFallback(error: unknown, request: NpuRequest): string {
   if (error instanceof LibraryLoadError || error instanceof Deno.errors.NotCapable) {
     reason = error.message;
   } else if (error instanceof AclError && DISCOVERY_APIS.has(error.api)) {
-    reason = `${error.message}\nfix: check the driver and the NPUs with \`npu-smi info\`, and that ` +
+    reason =
+      `${error.message}\nfix: check the driver and the NPUs with \`npu-smi info\`, and that ` +
       "your CANN's set_env.sh was sourced";
   } else {
     throw error;

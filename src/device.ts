@@ -90,7 +90,7 @@ export function deviceInternals(device: Device): DeviceInternals {
  *
  * @example
  * ```ts
- * import { Device } from "../mod.ts";
+ * import { Device } from "@aclnn/upsample";
  * using device = Device.open({ backend: "cpu" });
  * using grad = device.tensor([1, 2, 3, 4], [1, 1, 2, 2]);
  * console.log(device.backend, device.name, grad.shape); // "cpu" "cpu (WebAssembly SIMD)" [1, 1, 2, 2]
@@ -290,7 +290,7 @@ export class Device {
    * @throws {Deno.errors.NotCapable} on the CPU backend without `--allow-sys`
    * @example
    * ```ts ignore
-   * import { Device } from "../mod.ts";
+   * import { Device } from "@aclnn/upsample";
    * using device = Device.open();
    * const { free, total } = device.memoryInfo();
    * console.log(`${(free / 2 ** 30).toFixed(1)} of ${(total / 2 ** 30).toFixed(1)} GiB free`);

@@ -269,9 +269,8 @@ function hasUpsampleOps(lib: Deno.DynamicLibrary<typeof OPAPI_SYMBOLS>): string 
 
 function openFolder(candidate: SearchCandidate, attempts: string[]): CannLibraries | null {
   let { dir } = candidate;
-  const from = candidate.source === "standard path" || candidate.source === "system loader"
-    ? ""
-    : ` (from ${candidate.source})`;
+  const chosen = candidate.source === "libDir" || candidate.source.startsWith("$");
+  const from = chosen ? ` (from ${candidate.source})` : "";
   if (dir !== SYSTEM_LOADER) {
     if (candidate.root !== undefined && probe(candidate.root, true) === "missing") {
       attempts.push(`${candidate.root}: no such folder${from}`);

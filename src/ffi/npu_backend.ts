@@ -65,7 +65,9 @@ export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
         ? "no NPU is visible: check the driver and the devices with `npu-smi info` (and " +
           "ASCEND_RT_VISIBLE_DEVICES, which hides devices)"
         : `use a deviceId below ${count[0]} (\`npu-smi info\` lists the NPUs)`;
-      if (options.probe) throw new LibraryLoadError([], { summary: `no usable NPU: ${message}`, fix });
+      if (options.probe) {
+        throw new LibraryLoadError([], { summary: `no usable NPU: ${message}`, fix });
+      }
       throw new RangeError(`Device.open: ${message}; fix: ${fix}`);
     }
     runtime.check(acl.aclrtSetDevice(options.deviceId), "aclrtSetDevice");
