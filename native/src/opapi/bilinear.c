@@ -226,13 +226,11 @@ static float resize_scale(int64_t in, int64_t out, int align)
     return (float)in / (float)out;
 }
 
+/* UpsampleBilinear2dGrad: as the fallback's, except that a given scale is used as 1/scale. */
 static float kernel_scale(int64_t in, int64_t out, int align, double scale)
 {
-    if (align) {
-        return out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
-    }
     float given = scale > 0 ? (float)(1.0 / scale) : 0.0f;
-    return given > 0 ? given : (float)in / (float)out;
+    return !align && given > 0 ? given : resize_scale(in, out, align);
 }
 
 /* V2's choice of the UpsampleBilinear2dGrad kernel over the ResizeBilinearV2Grad fallback. */
