@@ -248,8 +248,10 @@ static int v2_uses_kernel(const emu_args *a, int cl)
             }
         }
     }
-    for (int d = 0; d < 2; d++) { /* CheckMinScale */
-        double real = a->scales[d] > 0 ? 1.0 / a->scales[d] : (double)in[d] / (double)os[d];
+    /* CheckMinScale reads inputSize[2..3] and gradOutput dims 2..3 whatever the format, so for NHWC
+     * its "H" is W and its "W" is C (C / C = 1): a quirk of the source, followed here. */
+    for (int d = 0; d < 2; d++) {
+        double real = a->scales[d] > 0 ? 1.0 / a->scales[d] : (double)is[2 + d] / (double)a->go->dims[2 + d];
         if (real < 0.01) {
             return 0;
         }
