@@ -121,19 +121,23 @@ EMULATED_LANE.test({
     "aclrtSynchronizeEventNonblocking",
     "aclrtEventElapsedTime",
   ];
-  const table = backendOf(device).runtime.libs.acl as unknown as Record<
-    string,
-    (...args: unknown[]) => unknown
-  >;
-  const originals = new Map(calls.map((name) => [name, table[name]]));
+  // Deno's nonblocking symbols are read-only: the runtime gets a copy of its symbol table instead.
+  const runtime = backendOf(device).runtime as unknown as { libs: { acl: object } };
+  const libs = runtime.libs;
+  const table: Record<string, (...args: unknown[]) => unknown> = {};
+  for (const name of Object.getOwnPropertyNames(libs.acl)) {
+    table[name] = (libs.acl as Record<string, (...args: unknown[]) => unknown>)[name];
+  }
   let count = 0;
   let failAt = -1;
-  for (const [name, original] of originals) {
+  for (const name of new Set(calls)) {
+    const original = table[name];
     table[name] = (...args: unknown[]): unknown => {
       if (count++ === failAt) emulation!.aclemuFailNextEvent!(507000);
       return original(...args);
     };
   }
+  runtime.libs = { ...libs, acl: table };
   try {
     for (let k = 0; k < calls.length; k++) {
       count = 0;
@@ -158,6 +162,6 @@ EMULATED_LANE.test({
       assert.equal(live(), baseline, `after a failure of ${calls[k]} (call ${k}): no live event`);
     }
   } finally {
-    for (const [name, original] of originals) table[name] = original;
+    runtime.libs = libs;
   }
 });
