@@ -1,191 +1,332 @@
 /**
- * An independent model of the Ascend A2/A3 backward kernels, written in plain loops from the
- * public operator source (hicann/ops-cv; paths relative to it) and sharing no code with `src/`:
- * tests check the CPU backend's `numerics: "device"` against it. Row-major float32 values in and
- * out; float16/bfloat16 results are the float32 result rounded once.
+ * An independent model of what the Ascend A2/A3 kernels compute (test-only), written from the
+ * public operator source `hicann/ops-cv` (the emulator's C sources in native/src/opapi/ cite the
+ * files), and an assertion that an NPU result matches it: index mapping exact, each element within
+ * a bound derived from the summed terms. Float32 arithmetic is `Math.fround` after every operation.
+ *
+ * - nearest-exact: input cell `i` sums the gradient positions
+ *   `[lo(i), lo(i + 1))`, `lo(i) = min(ceil(fl32(fl32(i * s) - 0.5)), out)`, `s = fl32(scale)` when
+ *   given, else `fl32(out) / fl32(in)`; the 1d op is the 2d kernel on `(N, C, 1, L)`.
+ * - bilinear V2: the UpsampleBilinear2dGrad kernel for equal sizes, or when no scale is given or both
+ *   scales satisfy `out == floor(in * scale)` (and `1/scale` or `in/out` >= 0.01 on both dims);
+ *   otherwise ResizeBilinearV2Grad with scales from the sizes. V1: a copy for equal sizes, else
+ *   ResizeBilinearV2Grad.
+ * - Both Cube kernels sum a W pass into a float32 intermediate, then an H pass; a pass whose scale is
+ *   within 1e-6 of 1 is skipped.
  *
  * @module
  */
 
-/** One call of the model. */
-export interface ModelCall {
-  op: "nearestExact1d" | "nearestExact2d" | "bilinear2d";
-  dtype: "float32" | "float16" | "bfloat16";
-  inputSize: number[];
-  outputSize: number[];
-  scales: number[];
-  alignCorners: boolean;
-}
+import { AssertionError } from "node:assert/strict";
+import {
+  type DType,
+  type upsampleBilinear2dBackward,
+  upsampleNearestExact1dBackward,
+  upsampleNearestExact2dBackward,
+} from "../mod.ts";
+import { roundTo } from "./helpers.ts";
 
 const f = Math.fround;
 
-// FloatEqual(x, 1.0) of the kernels: |x - 1| < 1e-6 in float32 skips the pass.
-function skips(scale: number): boolean {
-  return Math.abs(f(scale - 1)) < f(1e-6);
+/** One call of an op as the device sees it (contiguous NCHW / NCL gradient). */
+export interface DeviceCase {
+  /** The op. */
+  readonly op: "nearest1d" | "nearest2d" | "bilinear2d";
+  /** `[N, C, ...spatial]` of the result. */
+  readonly inputSize: readonly number[];
+  /** The spatial size of the gradient. */
+  readonly outputSize: readonly number[];
+  /** nearest1d's scale (0 or omitted: from the sizes). */
+  readonly scales?: number;
+  /** Height scale (2d ops). */
+  readonly scalesH?: number;
+  /** Width scale (2d ops). */
+  readonly scalesW?: number;
+  /** Bilinear align_corners. */
+  readonly alignCorners?: boolean;
+  /** Which bilinear op runs: 2 (V2, the default) or 1 (a CANN without V2). */
+  readonly bilinearVersion?: 1 | 2;
 }
 
-/**
- * The device's owner of every output of one nearest-exact dimension (-1: no owner), from
- * image/upsample_nearest_exact2d_grad/op_kernel/upsample_nearest_exact2d_grad_kernel.h: input `i`
- * covers `[ceil(fl32(fl32(i*s) - 0.5)), ceil(fl32(fl32((i+1)*s) - 0.5)))`, each end capped at the
- * output size; `s` from op_host/upsample_nearest_exact2d_grad_tiling.h `compute_scale_value`.
- */
-export function modelNearestOwners(inSize: number, outSize: number, scale: number): number[] {
-  const s = scale > 0 ? f(scale) : f(f(outSize) / f(inSize));
-  const owners = new Array<number>(outSize).fill(-1);
-  if (skips(s)) {
-    if (inSize !== outSize) throw new RangeError("skipped pass with different sizes");
-    return owners.map((_, o) => o);
-  }
-  const end = (i: number): number => Math.min(Math.ceil(f(f(i * s) - 0.5)), outSize);
-  for (let i = 0; i < inSize; i++) {
-    for (let o = end(i); o < end(i + 1); o++) owners[o] = i;
-  }
-  return owners;
+/** Gradient position -> up to two (cell, weight) pairs; cell -1 is nothing. */
+interface Tap {
+  i0: number;
+  w0: number;
+  i1: number;
+  w1: number;
 }
 
-/** PyTorch's owner of every output (`min(floor(fl32((o + 0.5) * fl32(1 / s))), in - 1)`). */
-export function modelPytorchOwners(inSize: number, outSize: number, scale: number): number[] {
-  const s = scale > 0 ? f(1 / scale) : f(f(inSize) / f(outSize));
-  return Array.from(
-    { length: outSize },
-    (_, o) => Math.min(Math.floor(f(f(o + 0.5) * s)), inSize - 1),
-  );
-}
+const skipped = (s: number): boolean => f(Math.abs(f(s - 1))) < f(1e-6);
 
-/** Per output index: the inputs and float32 weights one pass of a bilinear kernel adds it to. */
-type Taps = Array<Array<[index: number, weight: number]>>;
-
-// The V2 kernel's taps (image/upsample_bilinear2d_grad/op_kernel/upsample_bilinear2d_grad_kernel.h
-// calculateIntermediateTensorX/Y, setRadioValueW/H; scale from op_host/upsample_bilinear2d_grad_tiling.cpp).
-function kernelTaps(inSize: number, outSize: number, align: boolean, scale: number): Taps | null {
-  let s: number;
-  if (align) s = outSize > 1 ? f(f(inSize - 1) / f(outSize - 1)) : 0;
-  else s = scale > 0 ? f(1 / scale) : f(f(inSize) / f(outSize));
-  if (skips(s)) {
-    if (inSize !== outSize) throw new RangeError("skipped pass with different sizes");
-    return null;
-  }
-  const taps: Taps = [];
-  for (let o = 0; o < outSize; o++) {
-    let c = align ? f(o * s) : f(f(f(o + 0.5) * s) - 0.5);
-    if (!align && c < 0) c = 0;
-    const lo = Math.floor(c);
-    const lambda = f(c - lo);
-    taps.push(lo >= inSize - 1 ? [[inSize - 1, 1]] : [[lo, f(1 - lambda)], [lo + 1, lambda]]);
+function nearestTaps(out: number, inn: number, s: number): Tap[] {
+  const taps: Tap[] = Array.from({ length: out }, () => ({ i0: -1, w0: 1, i1: -1, w1: 0 }));
+  let lo = 0;
+  for (let i = 0; i < inn; i++) {
+    const hi = Math.min(Math.ceil(f(f(f(i + 1) * s) - 0.5)), out);
+    for (let o = lo; o < hi; o++) taps[o].i0 = i;
+    lo = Math.max(lo, hi);
   }
   return taps;
 }
 
-// ResizeBilinearV2Grad (the built-in operator V2 falls back to, and V1 runs), modelled as
-// TensorFlow's ResizeBilinearGrad: scales from the sizes, top = max(floor(c), 0),
-// bottom = min(ceil(c), in - 1), lerp = c - floor(c).
-function resizeTaps(inSize: number, outSize: number, align: boolean): Taps | null {
-  if (inSize === outSize) return null;
-  const s = align && outSize > 1 ? f(f(inSize - 1) / f(outSize - 1)) : f(f(inSize) / f(outSize));
-  const taps: Taps = [];
-  for (let o = 0; o < outSize; o++) {
-    const c = align ? f(o * s) : f(f(f(o + 0.5) * s) - 0.5);
-    const fl = Math.floor(c);
-    const lerp = f(c - fl);
-    taps.push([[Math.max(fl, 0), f(1 - lerp)], [Math.min(Math.ceil(c), inSize - 1), lerp]]);
-  }
-  return taps;
+function bilinearKernelTaps(out: number, inn: number, s: number, align: boolean): Tap[] {
+  return Array.from({ length: out }, (_, o) => {
+    const src = Math.max(align ? f(o * s) : f(f(f(o + 0.5) * s) - 0.5), 0);
+    const i0 = Math.floor(src);
+    const lambda = f(src - i0);
+    if (i0 > inn - 1) return { i0: -1, w0: 0, i1: -1, w1: 0 };
+    if (i0 === inn - 1) return { i0, w0: 1, i1: -1, w1: 0 };
+    return { i0, w0: f(1 - lambda), i1: i0 + 1, w1: lambda };
+  });
 }
 
-// The routing of image/upsample_bilinear2d_grad/op_host/op_api/aclnn_upsample_bilinear_2d_backward_v2.cpp
-// on DAV_2201: the V2 kernel when sizes are equal, or when the scales check (any scale given
-// makes both dimensions need out == floor(in * scale)) and the minimum-scale check (1/scale or
-// in/out >= 0.01) pass; ResizeBilinearV2Grad otherwise.
-function bilinearUsesKernel(call: ModelCall): boolean {
-  const [, , inH, inW] = call.inputSize;
-  const [outH, outW] = call.outputSize;
-  const [sH, sW] = call.scales;
-  if (inH === outH && inW === outW) return true;
-  let checkScale = true;
-  if (Math.abs(sH) > 1e-9 || Math.abs(sW) > 1e-9) {
-    checkScale = outH === Math.floor(inH * sH) && outW === Math.floor(inW * sW);
-  }
-  const ratio = (s: number, i: number, o: number): number => s > 0 ? 1 / s : i / o;
-  const minScale = ratio(sH, inH, outH) >= 0.01 && ratio(sW, inW, outW) >= 0.01;
-  return checkScale && minScale;
+function resizeTaps(out: number, inn: number, align: boolean): Tap[] {
+  const s = align ? (out > 1 ? f(f(inn - 1) / f(out - 1)) : 0) : f(f(inn) / f(out));
+  return Array.from({ length: out }, (_, o) => {
+    const src = Math.max(align ? f(o * s) : f(f(f(o + 0.5) * s) - 0.5), 0);
+    const i0 = Math.min(Math.floor(src), inn - 1);
+    const lambda = Math.min(Math.max(f(src - i0), 0), 1);
+    return { i0, w0: f(1 - lambda), i1: i0 < inn - 1 ? i0 + 1 : i0, w1: lambda };
+  });
 }
 
-/** `values` rounded to `dtype` (to nearest even), as float32 values. */
-export function roundTo(dtype: ModelCall["dtype"], values: Float32Array): Float32Array {
-  if (dtype === "float32") return values;
-  if (dtype === "float16") return values.map((v) => Math.f16round(v));
-  const bits = new Uint32Array(values.buffer.slice(0));
-  const out = new Float32Array(values.length);
-  const outBits = new Uint32Array(out.buffer);
-  for (let k = 0; k < bits.length; k++) {
-    const b = bits[k];
-    const isNaN = (b & 0x7fffffff) > 0x7f800000;
-    outBits[k] = isNaN ? b : ((b + 0x7fff + ((b >>> 16) & 1)) >>> 16) << 16;
-  }
-  return out;
+interface Dims {
+  planes: number;
+  inH: number;
+  inW: number;
+  outH: number;
+  outW: number;
 }
 
-/**
- * The device's result for `grad` (row-major `[N, C, ...outputSize]`): a W pass then an H pass
- * through a float32 intermediate (a skipped pass passes its input through), rounded once.
- *
- * @throws {RangeError} where the device rejects the call (1d with N or C = 0) or its result is
- * undefined (a skipped pass with different sizes)
- */
-export function modelDevice(call: ModelCall, grad: Float32Array): Float32Array {
-  const twoD = call.op !== "nearestExact1d";
-  const [n, c] = call.inputSize;
-  if (!twoD && n * c === 0) throw new RangeError("161002: 1d with N or C = 0");
-  const inH = twoD ? call.inputSize[2] : 1, inW = call.inputSize[twoD ? 3 : 2];
-  const outH = twoD ? call.outputSize[0] : 1, outW = call.outputSize[twoD ? 1 : 0];
-  let tapsH: Taps | null, tapsW: Taps | null;
-  if (call.op === "bilinear2d") {
-    const [sH, sW] = call.scales;
-    if (bilinearUsesKernel(call)) {
-      tapsH = kernelTaps(inH, outH, call.alignCorners, sH);
-      tapsW = kernelTaps(inW, outW, call.alignCorners, sW);
-    } else {
-      tapsH = resizeTaps(inH, outH, call.alignCorners);
-      tapsW = resizeTaps(inW, outW, call.alignCorners);
+function twoPass(
+  g: Float32Array,
+  d: Dims,
+  th: Tap[],
+  tw: Tap[],
+  skipH: boolean,
+  skipW: boolean,
+): Float32Array {
+  const { planes, inH, inW, outH, outW } = d;
+  const runW = !skipW, runH = !skipH || skipW;
+  const result = new Float32Array(planes * inH * inW);
+  const inter = new Float32Array(outH * inW);
+  for (let p = 0; p < planes; p++) {
+    const gp = p * outH * outW, rp = p * inH * inW;
+    if (runW) {
+      const dst = runH ? inter : result.subarray(rp, rp + inH * inW);
+      dst.fill(0);
+      for (let oh = 0; oh < outH; oh++) {
+        for (let ow = 0; ow < outW; ow++) {
+          const v = g[gp + oh * outW + ow], t = tw[ow];
+          if (t.i0 >= 0) dst[oh * inW + t.i0] = f(dst[oh * inW + t.i0] + f(t.w0 * v));
+          if (t.i1 >= 0) dst[oh * inW + t.i1] = f(dst[oh * inW + t.i1] + f(t.w1 * v));
+        }
+      }
     }
-  } else {
-    const ownerTaps = (i: number, o: number, s: number): Taps | null => {
-      const owners = modelNearestOwners(i, o, s);
-      return owners.every((v, k) => v === k) && i === o ? null : owners.map((v) => [[v, 1]]);
-    };
-    tapsH = twoD ? ownerTaps(inH, outH, call.scales[0]) : null; // 1d: H = 1, scale_h = 1
-    tapsW = ownerTaps(inW, outW, call.scales[twoD ? 1 : 0]);
+    if (!runH) continue;
+    for (let oh = 0; oh < outH; oh++) {
+      const t = th[oh];
+      for (let x = 0; x < inW; x++) {
+        const v = runW ? inter[oh * inW + x] : g[gp + oh * outW + x];
+        if (t.i0 >= 0) result[rp + t.i0 * inW + x] = f(result[rp + t.i0 * inW + x] + f(t.w0 * v));
+        if (t.i1 >= 0) result[rp + t.i1 * inW + x] = f(result[rp + t.i1 * inW + x] + f(t.w1 * v));
+      }
+    }
   }
-  const planes = n * c;
+  return result;
+}
+
+function resizeScatter(g: Float32Array, d: Dims, th: Tap[], tw: Tap[]): Float32Array {
+  const { planes, inH, inW, outH, outW } = d;
   const result = new Float32Array(planes * inH * inW);
   for (let p = 0; p < planes; p++) {
-    // W pass: [outH, outW] -> [outH, inW].
-    const mid = new Float32Array(outH * inW);
+    const gp = p * outH * outW, rp = p * inH * inW;
     for (let oh = 0; oh < outH; oh++) {
+      const y = th[oh];
       for (let ow = 0; ow < outW; ow++) {
-        const g = grad[(p * outH + oh) * outW + ow];
-        if (tapsW === null) mid[oh * inW + ow] = g;
-        else {
-          for (const [i, w] of tapsW[ow]) {
-            if (i >= 0) mid[oh * inW + i] = f(mid[oh * inW + i] + f(w * g));
-          }
-        }
-      }
-    }
-    // H pass: [outH, inW] -> [inH, inW].
-    for (let oh = 0; oh < outH; oh++) {
-      for (let iw = 0; iw < inW; iw++) {
-        const t = mid[oh * inW + iw];
-        const base = p * inH * inW;
-        if (tapsH === null) result[base + oh * inW + iw] = t;
-        else {
-          for (const [i, w] of tapsH[oh]) {
-            if (i >= 0) result[base + i * inW + iw] = f(result[base + i * inW + iw] + f(w * t));
-          }
-        }
+        const x = tw[ow], v = g[gp + oh * outW + ow];
+        const add = (i: number, w: number): void => {
+          result[rp + i] = f(result[rp + i] + f(w * v));
+        };
+        add(y.i0 * inW + x.i0, f(x.w0 * y.w0));
+        add(y.i0 * inW + x.i1, f(x.w1 * y.w0));
+        add(y.i1 * inW + x.i0, f(x.w0 * y.w1));
+        add(y.i1 * inW + x.i1, f(x.w1 * y.w1));
       }
     }
   }
-  return roundTo(call.dtype, result);
+  return result;
+}
+
+/** Whether bilinear V2 runs its own kernel (else ResizeBilinearV2Grad). */
+function v2UsesKernel(c: DeviceCase, inH: number, inW: number): boolean {
+  const [outH, outW] = c.outputSize;
+  if (inH === outH && inW === outW) return true;
+  const scales = [c.scalesH ?? 0, c.scalesW ?? 0], ins = [inH, inW], outs = [outH, outW];
+  if (Math.abs(scales[0]) > 1e-9 || Math.abs(scales[1]) > 1e-9) {
+    if (![0, 1].every((d) => outs[d] === Math.floor(ins[d] * scales[d]))) return false;
+  }
+  return [0, 1].every((d) => (scales[d] > 0 ? 1 / scales[d] : ins[d] / outs[d]) >= 0.01);
+}
+
+/**
+ * The device's float32 result (contiguous `inputSize`, before rounding to the dtype) of one call on
+ * a contiguous float32 gradient.
+ *
+ * @example
+ * ```ts
+ * import { deviceModel } from "./device_model.ts";
+ * const g = Float32Array.from({ length: 41 }, () => 1);
+ * deviceModel(g, { op: "nearest1d", inputSize: [1, 1, 2], outputSize: [41] }); // [20, 21]
+ * ```
+ */
+export function deviceModel(grad: Float32Array, c: DeviceCase): Float32Array {
+  const twoD = c.op !== "nearest1d";
+  const [n, ch] = c.inputSize;
+  const d: Dims = {
+    planes: n * ch,
+    inH: twoD ? c.inputSize[2] : 1,
+    inW: c.inputSize[twoD ? 3 : 2],
+    outH: twoD ? c.outputSize[0] : 1,
+    outW: c.outputSize[twoD ? 1 : 0],
+  };
+  if (d.planes === 0) return new Float32Array(0);
+  if (c.op !== "bilinear2d") {
+    const scale = (given: number | undefined, inn: number, out: number): number =>
+      (given ?? 0) > 0 ? f(given!) : f(f(out) / f(inn));
+    const sH = twoD ? scale(c.scalesH, d.inH, d.outH) : 1;
+    const sW = scale(twoD ? c.scalesW : c.scales, d.inW, d.outW);
+    const th = nearestTaps(d.outH, d.inH, sH), tw = nearestTaps(d.outW, d.inW, sW);
+    return twoPass(grad, d, th, tw, skipped(sH), skipped(sW));
+  }
+  const align = c.alignCorners ?? false;
+  const same = d.inH === d.outH && d.inW === d.outW;
+  if ((c.bilinearVersion ?? 2) === 1 && same) return Float32Array.from(grad);
+  if ((c.bilinearVersion ?? 2) === 2 && v2UsesKernel(c, d.inH, d.inW)) {
+    const scale = (given: number | undefined, inn: number, out: number): number => {
+      if (align) return out > 1 ? f(f(inn - 1) / f(out - 1)) : 0;
+      const s = (given ?? 0) > 0 ? f(1 / given!) : 0;
+      return s > 0 ? s : f(f(inn) / f(out));
+    };
+    const sH = scale(c.scalesH, d.inH, d.outH), sW = scale(c.scalesW, d.inW, d.outW);
+    const th = bilinearKernelTaps(d.outH, d.inH, sH, align);
+    const tw = bilinearKernelTaps(d.outW, d.inW, sW, align);
+    return twoPass(grad, d, th, tw, skipped(sH), skipped(sW));
+  }
+  return resizeScatter(grad, d, resizeTaps(d.outH, d.inH, align), resizeTaps(d.outW, d.inW, align));
+}
+
+const EPS32 = 2 ** -23;
+
+/** One unit in the last place of a dtype at magnitude x (normal range). */
+function ulpOf(dtype: DType, x: number): number {
+  const bits = dtype === "float16" ? 10 : dtype === "bfloat16" ? 7 : 23;
+  const min = dtype === "float16" ? -14 : -126;
+  const e = x === 0 ? min : Math.max(Math.floor(Math.log2(x)), min);
+  return 2 ** (e - bits);
+}
+
+/**
+ * Throws unless `actual` (an NPU result read as float32, contiguous `inputSize`) matches the device
+ * model: every element within `2 * k * eps * sum|w * g|` of the model (k the sum of the weights of
+ * its terms, i.e. their count for nearest-exact; eps 2^-23: the worst case of a float32 sum of k terms
+ * in any order), plus one ulp of the dtype for float16/bfloat16 (the rounding of a float32 that differs
+ * in its last bits). NaN must match NaN, infinities exactly.
+ *
+ * @example
+ * ```ts
+ * import { assertMatchesDeviceModel } from "./device_model.ts";
+ * const g = Float32Array.from({ length: 41 }, () => 1);
+ * const c = { op: "nearest1d", inputSize: [1, 1, 2], outputSize: [41] } as const;
+ * assertMatchesDeviceModel(Float32Array.of(20, 21), g, c, "float32", "tie");
+ * ```
+ */
+export function assertMatchesDeviceModel(
+  actual: Float32Array,
+  grad: Float32Array,
+  c: DeviceCase,
+  dtype: DType,
+  what: string,
+): void {
+  const want = roundTo(dtype, deviceModel(grad, c));
+  // The bound's two models run only when some element is not bit-equal (large fixtures stay cheap).
+  let magnitude: Float32Array | null = null, terms: Float32Array | null = null;
+  if (actual.length !== want.length) {
+    throw new AssertionError({ message: `${what}: length ${actual.length} != ${want.length}` });
+  }
+  for (let i = 0; i < want.length; i++) {
+    const a = actual[i], e = want[i];
+    if (Object.is(a, e) || (Number.isNaN(a) && Number.isNaN(e))) continue;
+    magnitude ??= deviceModel(grad.map(Math.abs), c);
+    terms ??= deviceModel(new Float32Array(grad.length).fill(1), c);
+    let bound = 2 * Math.max(terms[i], 1) * EPS32 * magnitude[i];
+    if (dtype !== "float32") bound += ulpOf(dtype, Math.max(Math.abs(e), Math.abs(a)));
+    if (Number.isFinite(a) && Number.isFinite(e) && Math.abs(a - e) <= bound) continue;
+    throw new AssertionError({
+      message: `${what}: element ${i}: got ${a}, the device model gives ${e} (bound ${bound})`,
+    });
+  }
+}
+
+/** The options of a public op call, as far as the device model needs them. */
+export interface OpOptions {
+  /** Spatial size of the gradient. */
+  readonly outputSize: readonly number[];
+  /** Shape of the result. */
+  readonly inputSize: readonly number[];
+  /** nearest-exact 1d scale. */
+  readonly scales?: number;
+  /** Height scale. */
+  readonly scalesH?: number;
+  /** Width scale. */
+  readonly scalesW?: number;
+  /** Bilinear align_corners. */
+  readonly alignCorners?: boolean;
+}
+
+/** A public op by its function. */
+export type UpsampleFunction =
+  | typeof upsampleNearestExact1dBackward
+  | typeof upsampleNearestExact2dBackward
+  | typeof upsampleBilinear2dBackward;
+
+/**
+ * Throws unless `actual` is what the device computes for `op` on `values` (logical float32 values of
+ * a gradient stored in `dtype`, shape `[N, C, ...outputSize]`), see {@link assertMatchesDeviceModel}.
+ *
+ * @example
+ * ```ts
+ * import { upsampleNearestExact1dBackward } from "../mod.ts";
+ * import { assertMatchesDeviceOp } from "./device_model.ts";
+ * const g = Float32Array.from({ length: 41 }, () => 1);
+ * const options = { outputSize: [41], inputSize: [1, 1, 2] };
+ * assertMatchesDeviceOp(Float32Array.of(20, 21), upsampleNearestExact1dBackward, g, "float32", options, "tie");
+ * ```
+ */
+export function assertMatchesDeviceOp(
+  actual: Float32Array,
+  op: UpsampleFunction,
+  values: Float32Array,
+  dtype: DType,
+  options: OpOptions,
+  what: string,
+  bilinearVersion: 1 | 2 = 2,
+): void {
+  const name = op === upsampleNearestExact1dBackward
+    ? "nearest1d"
+    : op === upsampleNearestExact2dBackward
+    ? "nearest2d"
+    : "bilinear2d";
+  const { outputSize, inputSize, scales, scalesH, scalesW, alignCorners } = options;
+  const c: DeviceCase = {
+    op: name,
+    inputSize,
+    outputSize,
+    scales,
+    scalesH,
+    scalesW,
+    alignCorners,
+    bilinearVersion,
+  };
+  assertMatchesDeviceModel(actual, roundTo(dtype, values), c, dtype, what);
 }

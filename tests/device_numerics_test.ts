@@ -1,5 +1,6 @@
-// The CPU backend's `numerics: "device"` against an independent model of the Ascend kernels
-// (tests/device_model.ts), on both CPU kernel sets; device vs PyTorch numerics differ in exactly
+// The CPU backend's `numerics: "device"` against the independent model of the Ascend kernels in
+// tests/device_model.ts (plain loops written from the CANN source, no code shared with src/), on
+// both CPU kernel sets; device vs PyTorch numerics differ in exactly
 // the predicted cells at ties; the device's empty-tensor and skipped-pass rules; the option itself.
 
 import assert from "node:assert/strict";
@@ -11,14 +12,34 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
-import {
-  type ModelCall,
-  modelDevice,
-  modelNearestOwners,
-  modelPytorchOwners,
-  roundTo,
-} from "./device_model.ts";
-import { EMU_DIR } from "./helpers.ts";
+import { deviceModel } from "./device_model.ts";
+import { EMU_DIR, roundTo } from "./helpers.ts";
+import { referenceNearestExactBackward } from "./reference.ts";
+
+/** One call of the tests. */
+interface ModelCall {
+  op: "nearestExact1d" | "nearestExact2d" | "bilinear2d";
+  dtype: DType;
+  inputSize: number[];
+  outputSize: number[];
+  scales: number[];
+  alignCorners: boolean;
+}
+
+/** The device model's result, rounded once to the dtype. */
+function modelDevice(call: ModelCall, grad: Float32Array): Float32Array {
+  const { op, inputSize, outputSize, scales, alignCorners } = call;
+  const result = deviceModel(grad, {
+    op: op === "nearestExact1d" ? "nearest1d" : op === "nearestExact2d" ? "nearest2d" : op,
+    inputSize,
+    outputSize,
+    scales: scales[0],
+    scalesH: scales[0],
+    scalesW: scales[1],
+    alignCorners,
+  });
+  return roundTo(call.dtype, result);
+}
 
 const KERNELS = [
   {
@@ -227,20 +248,15 @@ Deno.test("device numerics: the tie cells differ from PyTorch numerics by exactl
       };
       const grad = integerGrad(random, gradLength(call));
       const onDevice = await compute(device, call, grad);
+      assert.deepEqual(onDevice, modelDevice(call, grad));
       const onPytorch = await compute(pytorch, call, grad);
-      const dev = modelNearestOwners(input, output, scale);
-      const pt = modelPytorchOwners(input, output, scale);
-      const predicted = new Float32Array(onDevice.length);
-      let moved = 0;
-      for (let p = 0; p < 6; p++) {
-        for (let o = 0; o < output; o++) {
-          if (dev[o] === pt[o]) continue;
-          moved++;
-          predicted[p * input + dev[o]] += grad[p * output + o];
-          predicted[p * input + pt[o]] -= grad[p * output + o];
-        }
-      }
+      // Both models are independent of src/: the device's and PyTorch's (tests/reference.ts).
+      const model = modelDevice(call, grad);
+      const torch = referenceNearestExactBackward(grad, call.inputSize, call.outputSize, [scale]);
+      const predicted = model.map((v, k) => v - torch[k]);
+      const moved = predicted.filter((v) => v !== 0).length;
       assert.ok(moved > 0, `[${input}, ${output}, ${scale}] is a tie`);
+      assert.deepEqual(onPytorch, torch);
       for (let k = 0; k < predicted.length; k++) {
         assert.equal(
           onDevice[k] - onPytorch[k],

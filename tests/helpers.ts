@@ -20,6 +20,10 @@ export const EMU_DIR: string = emulationDir();
 export const EMU_NO_V2_DIR: string = `${EMU_DIR}no-v2/`;
 /** Variant without the nearest-exact 1d symbols. */
 export const EMU_NO_1D_DIR: string = `${EMU_DIR}no-1d/`;
+/** Variant whose nearest-exact maps outputs to inputs like PyTorch's CPU kernel, not the device. */
+export const EMU_TORCH_MAP_DIR: string = `${EMU_DIR}torch-map/`;
+/** Variant with a libopapi.so lacking the upsample symbols and a libopapi_cv.so holding them. */
+export const EMU_SPLIT_DIR: string = `${EMU_DIR}split/`;
 
 /** A backend the public-API suites run on. */
 export interface BackendCase {
