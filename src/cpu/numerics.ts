@@ -19,7 +19,14 @@ export type Numerics = "pytorch" | "device";
  * @example
  * ```ts
  * import { deviceCall } from "./numerics.ts";
- * const call = { op: "bilinear2d", inputSize: [1, 1, 4, 4], outputSize: [8, 8], scales: [2, 0], alignCorners: false } as const;
+ * const call = {
+ *   op: "bilinear2d",
+ *   dtype: "float32",
+ *   inputSize: [1, 1, 4, 4],
+ *   outputSize: [8, 8],
+ *   scales: [2, 0],
+ *   alignCorners: false,
+ * } as const;
  * deviceCall(call, "v2"); // { ...call, scales: [0, 0], rule: "pytorch" }
  * ```
  */
