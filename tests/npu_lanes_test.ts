@@ -1,7 +1,8 @@
 // The NPU checks that hold on any NPU, run on every NPU lane (the emulation and the CANN the library's
 // search finds): views and strided results equal the contiguous run on the same device, deterministic
 // mode repeats bits, reads await the stream, and random configurations match the device model
-// (tests/device_model.ts; never PyTorch's bits: the device differs in tie cases).
+// (tests/device_model.ts) and the device reference (tests/device_match.ts); never PyTorch's bits: the
+// device differs in tie cases.
 
 import assert from "node:assert/strict";
 import {
@@ -11,6 +12,7 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
+import { assertMatchesDevice } from "./device_match.ts";
 import { assertMatchesDeviceOp } from "./device_model.ts";
 import { assertBitEqual, BACKENDS, makeView, rng, roundTo } from "./helpers.ts";
 
@@ -108,7 +110,7 @@ for (const lane of NPU_LANES) {
     assert.equal(device.deterministic, true);
   });
 
-  lane.test(`npu checks on ${lane.label}: random configurations match the device model`, async () => {
+  lane.test(`npu checks on ${lane.label}: random configurations match the device model and reference`, async () => {
     using device = lane.open();
     const next = rng(2025);
     for (let k = 0; k < 60; k++) {
@@ -131,6 +133,10 @@ for (const lane of NPU_LANES) {
           { ...config, scales: scalesH, scalesH, scalesW },
           `${dtype} ${JSON.stringify(config)}`,
         );
+        // And the library's own device reference (src/verify/compare.ts), as `deno task verify` uses it.
+        await assertMatchesDevice(actual, grad, config, {
+          label: `${dtype} ${JSON.stringify(config)}`,
+        });
       }
     }
   });
