@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { Device } from "../mod.ts";
 import { checkFromError, exitCodeOf, formatReport, splitFix } from "../src/doctor/report.ts";
 import { compareCheck, smokeChecks } from "../src/doctor/smoke.ts";
-import { makeToolkit, removeTree, runDeno } from "./cann_tree.ts";
+import { type ChildResult, makeToolkit, removeTree, runDeno } from "./cann_tree.ts";
 import { emu, EMU_DIR, EMU_NO_V2_DIR, EMU_SPLIT_DIR } from "./helpers.ts";
 
 const DOCTOR = new URL("../tools/doctor.ts", import.meta.url).pathname;
@@ -20,7 +20,7 @@ const REAL_CANN = ["/usr/local/Ascend", "/opt/Ascend"].some((path) => {
   }
 });
 
-async function doctor(env: Record<string, string>, args: string[] = []) {
+async function doctor(env: Record<string, string>, args: string[] = []): Promise<ChildResult> {
   return await runDeno(DOCTOR, { flags: FLAGS, env, args });
 }
 
