@@ -7,7 +7,7 @@ import { Device } from "../mod.ts";
 import { checkFromError, exitCodeOf, formatReport, splitFix } from "../src/doctor/report.ts";
 import { compareCheck, smokeChecks } from "../src/doctor/smoke.ts";
 import { type ChildResult, makeToolkit, removeTree, runDeno } from "./cann_tree.ts";
-import { emu, EMU_DIR, EMU_NO_V2_DIR, EMU_SPLIT_DIR } from "./helpers.ts";
+import { emu, EMU_DIR, EMU_NO_V2_DIR, EMU_SPLIT_DIR, EMU_TORCH_MAP_DIR } from "./helpers.ts";
 
 const DOCTOR = new URL("../tools/doctor.ts", import.meta.url).pathname;
 const FLAGS = ["--allow-ffi", "--allow-env", "--allow-read"];
@@ -61,7 +61,7 @@ Deno.test("doctor: the emulation installed as a CANN toolkit is found and every 
     for (const op of ["NearestExact1d", "NearestExact2d", "Bilinear2d"]) {
       assert.match(
         stdout,
-        new RegExp(`\\[ok\\] +upsample${op}Backward on Ascend.*equal to those of the CPU backend`),
+        new RegExp(`\\[ok\\] +upsample${op}Backward \\[.* on Ascend.*match the device reference`),
       );
     }
     assert.doesNotMatch(stdout, /\[FAIL\]/);
@@ -89,6 +89,17 @@ Deno.test("doctor: a CANN without V2 bilinear, and the split operator library, t
   assert.equal(split.code, 0, split.stdout);
   assert.match(split.stdout, /split\/?\/libopapi_cv\.so/);
   assert.match(split.stdout, /libopapi\.so: loads, but has none of the upsample operators/);
+});
+
+Deno.test("doctor: a CANN whose nearest-exact maps like PyTorch fails the smoke run, with the fix", async () => {
+  const { code, stdout } = await doctor({ ACLNN_LIB_DIR: EMU_TORCH_MAP_DIR });
+  assert.equal(code, 1, stdout);
+  assert.match(
+    stdout,
+    /\[FAIL\] upsampleNearestExact1dBackward \[1,3,2\] from \[41\] .*values outside the device reference's bound/,
+  );
+  assert.match(stdout, /\[ok\] +upsampleBilinear2dBackward/);
+  assertFixes(stdout);
 });
 
 Deno.test({
@@ -144,16 +155,16 @@ Deno.test("doctor: a failing op is reported with its fix, and one differing valu
   using cpu = Device.open({ backend: "cpu" });
   emu().aclemuFailNextLaunch(561107);
   try {
-    const checks = await smokeChecks(npu, cpu, "the CPU backend");
+    const checks = await smokeChecks(npu, cpu);
     assert.equal(checks[0].status, "fail");
-    assert.match(checks[0].title, /upsampleNearestExact1dBackward on .*561107/);
+    assert.match(checks[0].title, /upsampleNearestExact1dBackward \[1,3,2\] from \[41\] on .*561107/);
     assert.match(checks[0].fix!, /ASCEND_OPP_PATH/);
     assert.deepEqual(checks.slice(1).map((check) => check.status), ["ok", "ok"]);
     assert.equal(exitCodeOf(checks), 1);
   } finally {
     emu().aclemuResetFaults();
   }
-  const fine = await smokeChecks(npu, cpu, "the CPU backend");
+  const fine = await smokeChecks(npu, cpu);
   assert.equal(exitCodeOf(fine), 0);
   assert.match(formatReport(fine), /^\[ok\] {3}upsampleNearestExact1dBackward/);
   // A single differing bit fails, naming the element; NaN equals NaN.

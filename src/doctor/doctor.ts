@@ -77,13 +77,13 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
     if (npu) {
       checks.push(...runtimeChecks(npu, discovery!.libs!));
       checks.push({ status: "ok", title: `Device.open() picks the NPU: ${npu.name}` });
-      using reference = Device.open({ backend: "cpu" });
-      checks.push(...await smokeChecks(npu, reference, "the CPU backend"));
+      using reference = Device.open({ backend: "cpu", numerics: "device" });
+      checks.push(...await smokeChecks(npu, reference));
     } else {
       checks.push(cpuChoice(discovery, openError));
       using cpu = Device.open({ backend: "cpu" });
       using reference = Device.open({ backend: "cpu", cpuKernels: "typescript" });
-      checks.push(...await smokeChecks(cpu, reference, "the TypeScript kernels"));
+      checks.push(...await smokeChecks(cpu, reference));
     }
   } finally {
     npu?.close();
