@@ -157,7 +157,10 @@ Deno.test("doctor: a failing op is reported with its fix, and one differing valu
   try {
     const checks = await smokeChecks(npu, cpu);
     assert.equal(checks[0].status, "fail");
-    assert.match(checks[0].title, /upsampleNearestExact1dBackward \[1,3,2\] from \[41\] on .*561107/);
+    assert.match(
+      checks[0].title,
+      /upsampleNearestExact1dBackward \[1,3,2\] from \[41\] on .*561107/,
+    );
     assert.match(checks[0].fix!, /ASCEND_OPP_PATH/);
     assert.deepEqual(checks.slice(1).map((check) => check.status), ["ok", "ok"]);
     assert.equal(exitCodeOf(checks), 1);
