@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { Device, upsampleNearestExact2dBackward } from "./mod.ts";
+ * import { Device, upsampleNearestExact2dBackward } from "@aclnn/upsample";
  *
  * using device = Device.open(); // NPU 0 when CANN loads, else the CPU backend
  * using grad = device.tensor(new Array(16).fill(1), [1, 1, 4, 4], { dtype: "float32" });
@@ -25,7 +25,8 @@
 export { Device, type DeviceOpenOptions, type TensorOptions } from "./src/device.ts";
 export { Tensor } from "./src/tensor/tensor.ts";
 export { type DType, DTYPES } from "./src/tensor/dtype.ts";
-export type { BackendKind } from "./src/backend.ts";
+export type { BackendKind, MemoryInfo } from "./src/backend.ts";
+export type { Numerics } from "./src/cpu/numerics.ts";
 export {
   type UpsampleBackwardCommonOptions,
   upsampleBilinear2dBackward,
@@ -35,4 +36,9 @@ export {
   upsampleNearestExact2dBackward,
   type UpsampleNearestExact2dBackwardOptions,
 } from "./src/ops/upsample.ts";
-export { AclError, LibraryLoadError, MissingSymbolError } from "./src/ffi/status.ts";
+export {
+  AclError,
+  DeviceMemoryError,
+  LibraryLoadError,
+  MissingSymbolError,
+} from "./src/ffi/status.ts";

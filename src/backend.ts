@@ -5,7 +5,16 @@
  * @module
  */
 
+import type { IndexRule } from "./cpu/device_rules.ts";
 import type { DType, HostArray } from "./tensor/dtype.ts";
+
+/** Free and total bytes of a device's memory, as {@link Backend.memoryInfo} reports them. */
+export interface MemoryInfo {
+  /** Bytes free for new tensors, results and workspaces. */
+  readonly free: number;
+  /** Bytes in total. */
+  readonly total: number;
+}
 
 /** Which kind of backend a device runs on. */
 export type BackendKind = "npu" | "cpu";
@@ -53,6 +62,8 @@ export interface UpsampleCall<H> extends UpsampleParams {
   readonly out: StorageView<H>;
   /** Deterministic mode for this launch. */
   readonly deterministic: boolean;
+  /** CPU backend only: whose index rules its kernels follow (default `"pytorch"`). */
+  readonly rule?: IndexRule;
 }
 
 /**
@@ -81,6 +92,8 @@ export interface Backend<H> {
   setDeterministic(on: boolean): void;
   /** Waits for all queued work. */
   synchronize(): Promise<void>;
+  /** Free and total bytes of the memory this backend's tensors live in. */
+  memoryInfo(): MemoryInfo;
   /** Frees everything the backend still owns. Called once. */
   close(): void;
 }

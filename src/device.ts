@@ -4,10 +4,11 @@
  * @module
  */
 
-import type { Backend, BackendKind } from "./backend.ts";
+import type { Backend, BackendKind, MemoryInfo } from "./backend.ts";
 import { CpuBackend } from "./cpu/backend.ts";
+import type { Numerics } from "./cpu/numerics.ts";
 import { openNpuBackend } from "./ffi/npu_backend.ts";
-import { LibraryLoadError } from "./ffi/status.ts";
+import { autoFallback } from "./backend_choice.ts";
 import {
   allocateHost,
   type DType,
@@ -39,6 +40,22 @@ export interface DeviceOpenOptions {
    * typed arrays and the TypeScript kernels only. Both give the same bits.
    */
   cpuKernels?: "auto" | "typescript";
+  /**
+   * Threads of the CPU backend's wasm kernels (default: the machine's cores,
+   * `navigator.hardwareConcurrency`). With more than one, large ops run on worker threads over a
+   * shared memory and return at once (await a result or `synchronize()`), so the event loop is never
+   * blocked by them; small ones run inside the call. `1`: every op runs inside the call. Results
+   * are the same bits whatever the count.
+   */
+  threads?: number;
+  /**
+   * Whose results the device computes. `"pytorch"` (the CPU backend's default): PyTorch's CPU
+   * kernels. `"device"`: what the Ascend A2/A3 kernels compute (their index rules and scale routing,
+   * see the README's "NPU vs PyTorch"); the CPU backend then serves as a reference for an NPU, and
+   * an NPU always computes this. `"pytorch"` with `backend: "npu"` is a TypeError; with `"auto"` it
+   * opens the CPU backend, the only one that computes it.
+   */
+  numerics?: Numerics;
 }
 
 /** Options of {@link Device.tensor} and {@link Device.zeros}. */
@@ -47,7 +64,17 @@ export interface TensorOptions {
   dtype?: DType;
 }
 
-const OPEN_KEYS = new Set(["backend", "deviceId", "libDir", "deterministic", "cpuKernels"]);
+const OPEN_KEYS = new Set([
+  "backend",
+  "deviceId",
+  "libDir",
+  "deterministic",
+  "cpuKernels",
+  "threads",
+  "numerics",
+]);
+/** Upper bound of the `threads` option. */
+const MAX_THREADS = 1024;
 
 /** What ops need from a device, kept off its public surface. */
 export interface DeviceInternals {
@@ -73,7 +100,7 @@ export function deviceInternals(device: Device): DeviceInternals {
  *
  * @example
  * ```ts
- * import { Device } from "../mod.ts";
+ * import { Device } from "@aclnn/upsample";
  * using device = Device.open({ backend: "cpu" });
  * using grad = device.tensor([1, 2, 3, 4], [1, 1, 2, 2]);
  * console.log(device.backend, device.name, grad.shape); // "cpu" "cpu (WebAssembly SIMD)" [1, 1, 2, 2]
@@ -85,12 +112,20 @@ export class Device {
   readonly #owner: StorageOwner;
   #deterministic: boolean;
   #closed = false;
+  #fallbackReason: string | undefined;
 
   private constructor(backend: Backend<unknown>, deterministic: boolean) {
     this.#backend = backend;
     this.#deterministic = deterministic;
     this.#owner = { storageBackend: backend, forget: (storage) => this.#storages.remove(storage) };
-    if (deterministic) backend.setDeterministic(true);
+    if (deterministic) {
+      try {
+        backend.setDeterministic(true);
+      } catch (error) {
+        backend.close(); // e.g. a runtime without the switch: the device never opened
+        throw error;
+      }
+    }
     INTERNALS.set(this, {
       backend: () => {
         this.#checkOpen("use");
@@ -101,10 +136,14 @@ export class Device {
   }
 
   /**
-   * Opens a device. Without options: NPU 0 when CANN loads and reports a device, else the CPU backend.
+   * Opens a device. Without options: NPU 0 when CANN loads and reports a device, else the CPU backend;
+   * {@link Device.fallbackReason} then says why. When the user clearly asked for an NPU (`libDir`,
+   * `deviceId`, `$ACLNN_LIB_DIR` or `$ASCEND_HOME_PATH` given) and did not get one, the reason is also
+   * written to stderr, once per process.
    *
-   * @throws {TypeError | RangeError} on bad options
+   * @throws {TypeError | RangeError} on bad options (and, with `backend: "npu"`, a `deviceId` out of range)
    * @throws {LibraryLoadError} when `backend: "npu"` is asked for and CANN cannot be loaded
+   * @throws {Deno.errors.NotCapable} when `backend: "npu"` is asked for without an unscoped `--allow-ffi`
    * @throws {AclError} when the runtime fails to initialise the device
    */
   static open(options: DeviceOpenOptions = {}): Device {
@@ -119,7 +158,8 @@ export class Device {
       }
     }
     const { backend = "auto", deviceId = 0, libDir, deterministic = false } = options;
-    const { cpuKernels = "auto" } = options;
+    const { cpuKernels = "auto", threads = navigator.hardwareConcurrency || 1 } = options;
+    const { numerics } = options;
     if (backend !== "auto" && backend !== "npu" && backend !== "cpu") {
       throw new TypeError(
         `Device.open backend must be "auto", "npu" or "cpu", got ${String(backend)}`,
@@ -141,22 +181,66 @@ export class Device {
         `Device.open cpuKernels must be "auto" or "typescript", got ${String(cpuKernels)}`,
       );
     }
-    if (backend === "cpu") return new Device(new CpuBackend(cpuKernels), deterministic);
-    if (backend === "npu") return new Device(openNpuBackend({ deviceId, libDir }), deterministic);
-    try {
-      return new Device(openNpuBackend({ deviceId, libDir, probe: true }), deterministic);
-    } catch (error) {
-      // "auto" falls back only when there is no CANN or no device; a broken runtime still throws.
-      if (error instanceof LibraryLoadError || error instanceof Deno.errors.NotCapable) {
-        return new Device(new CpuBackend(cpuKernels), deterministic);
-      }
-      throw error;
+    if (!Number.isSafeInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+      throw new RangeError(
+        `Device.open threads must be an integer from 1 to ${MAX_THREADS}, got ${String(threads)}`,
+      );
     }
+    if (numerics !== undefined && numerics !== "pytorch" && numerics !== "device") {
+      throw new TypeError(
+        `Device.open numerics must be "pytorch" or "device", got ${String(numerics)}`,
+      );
+    }
+    if (backend === "npu" && numerics === "pytorch") {
+      throw new TypeError(
+        `Device.open: numerics "pytorch" is not available with backend "npu": an NPU computes what ` +
+          `its kernels compute (numerics "device"); open backend "cpu" for PyTorch's results`,
+      );
+    }
+    const cpu = (): CpuBackend => new CpuBackend(cpuKernels, { threads, numerics });
+    if (backend === "cpu" || numerics === "pytorch") return new Device(cpu(), deterministic);
+    if (backend === "npu") return new Device(openNpuBackend({ deviceId, libDir }), deterministic);
+    let npu: ReturnType<typeof openNpuBackend>;
+    try {
+      npu = openNpuBackend({ deviceId, libDir, probe: true });
+    } catch (error) {
+      // "auto" falls back when there is no usable CANN or device; a broken runtime still throws.
+      const reason = autoFallback(error, { libDir, deviceId: options.deviceId });
+      const device = new Device(cpu(), deterministic);
+      device.#fallbackReason = reason;
+      return device;
+    }
+    return new Device(npu, deterministic);
+  }
+
+  /**
+   * Why `Device.open()` in `"auto"` mode chose the CPU backend (no CANN found, with every path tried and
+   * the fix; no permission; `deviceId` out of range; ...), or `undefined` when it was not a fallback
+   * (an NPU, or `backend: "cpu"` asked for).
+   *
+   * @example
+   * ```ts
+   * import { Device } from "@aclnn/upsample";
+   * using device = Device.open();
+   * if (device.fallbackReason) console.log(`CPU backend: ${device.fallbackReason}`);
+   * ```
+   */
+  get fallbackReason(): string | undefined {
+    return this.#fallbackReason;
   }
 
   /** `"npu"` or `"cpu"`. */
   get backend(): BackendKind {
     return this.#backend.kind;
+  }
+
+  /**
+   * Whose results this device computes: `"pytorch"` (PyTorch's CPU kernels) or `"device"` (the
+   * Ascend A2/A3 kernels' rules). An NPU always reports `"device"`.
+   */
+  get numerics(): Numerics {
+    const backend = this.#backend;
+    return backend instanceof CpuBackend ? backend.numerics : "device";
   }
 
   /** The SoC name reported by CANN, `"cpu (WebAssembly SIMD)"` or `"cpu (TypeScript)"`. */
@@ -187,8 +271,23 @@ export class Device {
   /**
    * Creates a tensor from numbers (rounded to nearest even for float16 and bfloat16), in row-major order.
    *
-   * @throws {TypeError} on a bad dtype or values that are not numbers
+   * For `float16` and `bfloat16`, a `Uint16Array` or `Int16Array` holds the raw bit patterns instead
+   * (IEEE binary16, or the top half of a float32), stored as they are: NaN payloads, `-0` and
+   * subnormals included, as PyTorch's `tensor.view(torch.int16)` round-trips them. Read them back with
+   * {@link Tensor.toRawBits}. For `float32` such arrays are refused (pass numbers or a `Float32Array`).
+   *
+   * @throws {TypeError} on a bad dtype, values that are not numbers, or 16-bit patterns for float32
    * @throws {RangeError} when the value count does not match the shape
+   * @example
+   * ```ts
+   * import { Device } from "../mod.ts";
+   * using device = Device.open({ backend: "cpu" });
+   * // 1, -0, a NaN with payload 0x155, the smallest subnormal: as float16 bits.
+   * using half = device.tensor(new Uint16Array([0x3c00, 0x8000, 0x7d55, 0x0001]), [4], {
+   *   dtype: "float16",
+   * });
+   * console.log(await half.toRawBits()); // Uint16Array [15360, 32768, 32085, 1]
+   * ```
    */
   tensor(values: ArrayLike<number>, shape: readonly number[], options: TensorOptions = {}): Tensor {
     this.#checkOpen("tensor");
@@ -214,6 +313,17 @@ export class Device {
         }
       }
     }
+    if (values instanceof Uint16Array || values instanceof Int16Array) {
+      if (dtype === "float32") {
+        throw new TypeError(
+          `tensor(values, shape): a ${values.constructor.name} holds float16/bfloat16 bit patterns, ` +
+            `but dtype is float32 (pass numbers or a Float32Array, or dtype "float16"/"bfloat16")`,
+        );
+      }
+      // Bit patterns as they are; upload copies them.
+      const bits = new Uint16Array(values.buffer, values.byteOffset, length);
+      return this.#allocateWith(dtype, shape, length, bits);
+    }
     const host = allocateHost(dtype, length);
     encodeInto(dtype, values, host);
     return this.#allocateWith(dtype, shape, length, host);
@@ -225,6 +335,27 @@ export class Device {
     const dtype = checkDType(options);
     const length = checkShape(shape, "zeros");
     return this.#allocateWith(dtype, shape, length, allocateHost(dtype, length));
+  }
+
+  /**
+   * Free and total bytes of the memory this device's tensors live in. On an NPU: the device memory as
+   * the runtime reports it (`aclrtGetMemInfo`), so an op's result plus its workspace fits when they are
+   * below `free`. On the CPU backend: host memory (`Deno.systemMemoryInfo()`, `available` as free),
+   * which needs `--allow-sys`.
+   *
+   * @throws {MissingSymbolError} on an NPU whose runtime lacks `aclrtGetMemInfo`
+   * @throws {Deno.errors.NotCapable} on the CPU backend without `--allow-sys`
+   * @example
+   * ```ts ignore
+   * import { Device } from "@aclnn/upsample";
+   * using device = Device.open();
+   * const { free, total } = device.memoryInfo();
+   * console.log(`${(free / 2 ** 30).toFixed(1)} of ${(total / 2 ** 30).toFixed(1)} GiB free`);
+   * ```
+   */
+  memoryInfo(): MemoryInfo {
+    this.#checkOpen("memoryInfo");
+    return this.#backend.memoryInfo();
   }
 
   /** Waits until every queued op and copy on this device has finished. */

@@ -15,12 +15,13 @@ const DIR = new URL("../src/cpu/wasm/", import.meta.url);
 const TARGET = fromFileUrl(new URL("../src/cpu/wasm/kernels_wasm.ts", import.meta.url));
 const OUTPUT = await Deno.makeTempFile({ suffix: ".wasm" });
 
-/** Flags: SIMD and bulk memory; no float contraction, so every add/multiply rounds as written. */
+/** Flags: SIMD, bulk memory, an exported stack pointer; no float contraction, so every add/multiply rounds as written. */
 export const CLANG_ARGS = [
   "--target=wasm32",
   "-O3",
   "-msimd128",
   "-mbulk-memory",
+  "-mmutable-globals",
   "-ffp-contract=off",
   "-nostdlib",
   "-Wall",
@@ -29,6 +30,8 @@ export const CLANG_ARGS = [
   "-Wl,--no-entry",
   "-Wl,--import-memory",
   "-Wl,--export=__heap_base",
+  // Worker threads give their instance its own stack (src/cpu/threads/worker_source.ts).
+  "-Wl,--export=__stack_pointer",
   "-Wl,-z,stack-size=65536",
   "-Wl,--strip-all",
 ];

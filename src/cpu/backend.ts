@@ -1,24 +1,31 @@
 /**
- * The CPU backend: tensors live in a WebAssembly memory and ops run synchronously, on the wasm SIMD
- * kernels when both tensors are contiguous, else on the TypeScript kernels (same bits either way),
- * so results are ready when the op returns and are always deterministic.
+ * The CPU backend: tensors live in a WebAssembly memory; ops run on the wasm SIMD kernels when both
+ * tensors are contiguous, else on the TypeScript kernels (same bits either way). With one thread
+ * every op runs inside the call. With more, the memory is shared and large ops are queued for
+ * worker threads, each taking whole planes, so every element is computed by the same operations as
+ * on one thread: results are the same bits whatever the thread count, and always deterministic.
+ * Small ops run inside the call when nothing is queued (a hand-off costs more than they do).
  *
  * @module
  */
 
-import type { Backend, StorageView, UpsampleCall, UpsampleParams } from "../backend.ts";
+import type { Backend, MemoryInfo, StorageView, UpsampleCall, UpsampleParams } from "../backend.ts";
 import { OP_RULES } from "../ops/validate.ts";
 import { elementCount } from "../tensor/layout.ts";
 import type { DType, HostArray } from "../tensor/dtype.ts";
 import { CpuBuffer } from "./buffer.ts";
+import { deviceCall, type Numerics } from "./numerics.ts";
+import { checkDeviceRules } from "./device_rules.ts";
 import type { StridedArray } from "./types.ts";
 import {
   bilinear2dBackwardCpu,
   nearestExact1dBackwardCpu,
   nearestExact2dBackwardCpu,
 } from "./mod.ts";
-import { WasmKernels } from "./wasm/instance.ts";
-import { launchWasm } from "./wasm/launch.ts";
+import { TaskQueue } from "./task_queue.ts";
+import { KernelPool } from "./threads/pool.ts";
+import { STACK_BYTES, WasmKernels } from "./wasm/instance.ts";
+import { launchWasm, type PreparedCall, prepareWasm, wasmEligible } from "./wasm/launch.ts";
 
 // Typed arrays past this length cannot be allocated by V8; checked before allocating.
 const MAX_HOST_ELEMENTS = 2 ** 32 - 1;
@@ -27,8 +34,23 @@ const MAX_HOST_ELEMENTS = 2 ** 32 - 1;
 const MAX_CACHED_BYTES = 256 * 2 ** 20;
 const MAX_CACHED_PER_SIZE = 4;
 const DTYPE_INDEX = { float32: 0, float16: 1, bfloat16: 2 } as const;
-// Ops finish before they return: every synchronize() can hand out the same settled promise.
+// With nothing queued, every synchronize() can hand out the same settled promise.
 const RESOLVED: Promise<void> = Promise.resolve();
+// Chunks of planes per worker and job: a worker slowed by the machine takes fewer.
+const CHUNKS_PER_WORKER = 4;
+
+/**
+ * Internal tuning read when a backend is created (tests lower the threshold to send their small
+ * shapes to the workers).
+ */
+export const cpuTuning = {
+  /**
+   * Calls moving fewer elements (gradOutput + result) run on the calling thread when nothing is
+   * queued. Measured with `bench/threshold.ts`: below it a hand-off to two workers cost more than
+   * it saved.
+   */
+  minParallelElements: 65536,
+};
 
 /** Which kernels a CPU device runs. */
 export type CpuKernels = "auto" | "typescript";
@@ -37,6 +59,13 @@ export type CpuKernels = "auto" | "typescript";
 export interface CpuBackendOptions {
   /** Bytes the wasm memory may grow to (default 4 GiB, the wasm32 limit). */
   heapLimitBytes?: number;
+  /**
+   * Threads computing large ops with the wasm kernels (default 1: every op on the calling thread,
+   * in a memory that is not shared). Ignored with the TypeScript kernels.
+   */
+  threads?: number;
+  /** Whose results to compute: PyTorch's CPU kernels' (default) or the Ascend device's. */
+  numerics?: Numerics;
 }
 
 /**
@@ -56,17 +85,33 @@ export class CpuBackend implements Backend<CpuBuffer> {
   readonly kind = "cpu" as const;
   /** `"cpu (WebAssembly SIMD)"` or `"cpu (TypeScript)"`. */
   readonly name: string;
+  /** Threads computing ops (1 with the TypeScript kernels). */
+  readonly threads: number;
+  /** `"pytorch"`: PyTorch's CPU results; `"device"`: what the Ascend A2/A3 kernels compute. */
+  readonly numerics: Numerics;
   #kernels: WasmKernels | null;
   #cache: Map<number, CpuBuffer[]>[] = [new Map(), new Map(), new Map()];
   #cachedBytes = 0;
   #closed = false;
+  readonly #queue = new TaskQueue();
+  // Created on the first large op; null when the memory could not hold the workers' stacks.
+  #pool: KernelPool | null | undefined;
+  readonly #minParallel: number;
+  // A failure of queued work, reported by the next download or synchronize.
+  #failure: unknown = null;
 
   /**
    * @param kernels `"auto"` (default): tensors in WebAssembly memory, wasm SIMD
    * kernels for contiguous tensors; `"typescript"`: plain typed arrays and TypeScript kernels only.
    */
   constructor(kernels: CpuKernels = "auto", options: CpuBackendOptions = {}) {
-    this.#kernels = kernels === "typescript" ? null : new WasmKernels(options.heapLimitBytes);
+    const threads = kernels === "typescript" ? 1 : options.threads ?? 1;
+    this.threads = threads;
+    this.numerics = options.numerics ?? "pytorch";
+    this.#minParallel = cpuTuning.minParallelElements;
+    this.#kernels = kernels === "typescript"
+      ? null
+      : new WasmKernels(options.heapLimitBytes, threads > 1);
     this.name = this.#kernels === null ? "cpu (TypeScript)" : "cpu (WebAssembly SIMD)";
   }
 
@@ -80,7 +125,8 @@ export class CpuBackend implements Backend<CpuBuffer> {
         for (const buffer of list) if (buffer.heap !== null) cached += buffer.byteLength;
       }
     }
-    return kernels.heap.liveBytes - kernels.scratchBytes - cached;
+    const stacks = this.#pool ? this.#pool.size * STACK_BYTES : 0;
+    return kernels.heap.liveBytes - kernels.scratchBytes - cached - stacks;
   }
 
   /** Allocates storage: a block of the wasm memory, or a typed array when that memory is full. */
@@ -100,8 +146,16 @@ export class CpuBackend implements Backend<CpuBuffer> {
     return inHeap ?? CpuBuffer.host(dtype, length);
   }
 
-  /** Keeps a buffer for reuse (bounded), else returns it to the heap (typed arrays: to the GC). */
+  /**
+   * Keeps a buffer for reuse (bounded), else returns it to the heap (typed arrays: to the GC); after
+   * the work queued so far, which may still use it.
+   */
   free(handle: CpuBuffer): void {
+    if (this.#queue.busy) this.#queue.run(() => this.#free(handle));
+    else this.#free(handle);
+  }
+
+  #free(handle: CpuBuffer): void {
     const bytes = handle.byteLength;
     if (!this.#closed && bytes > 0 && this.#cachedBytes + bytes <= MAX_CACHED_BYTES) {
       const sizes = this.#cache[DTYPE_INDEX[handle.dtype]];
@@ -115,18 +169,42 @@ export class CpuBackend implements Backend<CpuBuffer> {
     handle.release();
   }
 
+  /**
+   * Host memory, where CPU tensors live (WebAssembly memory, or typed arrays once that is full):
+   * `Deno.systemMemoryInfo()`'s `available` (what can be allocated without swapping) and `total`.
+   * Needs `--allow-sys` (`systemMemoryInfo`).
+   */
+  memoryInfo(): MemoryInfo {
+    const { available, total } = Deno.systemMemoryInfo();
+    return { free: available, total };
+  }
+
   /** Copies encoded host data in. */
   upload(handle: CpuBuffer, data: HostArray): void {
     handle.view().set(data);
   }
 
-  /** Returns a copy of a range of the storage. */
+  /** Returns a copy of a range of the storage, once the work queued so far is done. */
   download(handle: CpuBuffer, _dtype: DType, start: number, length: number): Promise<HostArray> {
-    return Promise.resolve(handle.view().slice(start, start + length));
+    if (!this.#queue.busy && this.#failure === null) {
+      return Promise.resolve(handle.view().slice(start, start + length));
+    }
+    return new Promise((resolve, reject) => {
+      this.#queue.run(() => {
+        if (this.#closed) {
+          reject(new TypeError("toFloat32Array: the device was closed during the read"));
+        } else if (this.#failure !== null) reject(this.#takeFailure());
+        else resolve(handle.view().slice(start, start + length));
+      });
+    });
   }
 
-  /** Rejects results too large for one host typed array, before anything is allocated. */
+  /**
+   * Rejects results too large for one host typed array, and with device numerics what the device
+   * rejects or leaves undefined, before anything is allocated.
+   */
   checkSupported(params: UpsampleParams): void {
+    if (this.numerics === "device") checkDeviceRules(params, "v2");
     const length = elementCount(params.inputSize);
     if (length > MAX_HOST_ELEMENTS) {
       throw new RangeError(
@@ -136,9 +214,59 @@ export class CpuBackend implements Backend<CpuBuffer> {
     }
   }
 
-  /** Runs the op now. */
+  /** Runs the op now, or queues it (a large op with several threads, or while work is queued). */
   launch(call: UpsampleCall<CpuBuffer>): void {
-    if (this.#kernels !== null && launchWasm(this.#kernels, call)) return;
+    if (this.numerics === "device") call = deviceCall(call, "v2");
+    if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));
+    else this.#queue.hold(this.#launch(call, true));
+  }
+
+  // Runs the op on the calling thread, or starts it on the workers and returns when they are done.
+  // `direct`: called by launch() itself, so errors can still reach the caller.
+  #launch(call: UpsampleCall<CpuBuffer>, direct: boolean): Promise<void> | void {
+    if (this.#closed) return;
+    const kernels = this.#kernels;
+    if (kernels !== null && this.threads > 1 && this.#large(call) && wasmEligible(kernels, call)) {
+      if (this.#pool === undefined) this.#pool = KernelPool.create(kernels, this.threads);
+      const pool = this.#pool;
+      const ready = pool !== null && !pool.broken ? prepareWasm(kernels, call, this.threads) : null;
+      if (ready !== null) return this.#dispatch(pool!, ready, call);
+    }
+    try {
+      this.#launchHere(call);
+    } catch (error) {
+      // Queued: the caller has returned; the next download or synchronize reports it.
+      if (direct) throw error;
+      this.#failure ??= error;
+    }
+  }
+
+  #large(call: UpsampleCall<CpuBuffer>): boolean {
+    const { inputSize, outputSize } = call;
+    const planes = inputSize[0] * inputSize[1];
+    let inner = 1, outer = 1;
+    for (let i = 2; i < inputSize.length; i++) inner *= inputSize[i];
+    for (const size of outputSize) outer *= size;
+    return planes * (inner + outer) >= this.#minParallel;
+  }
+
+  #dispatch(pool: KernelPool, ready: PreparedCall, call: UpsampleCall<CpuBuffer>): Promise<void> {
+    const groups = Math.ceil(ready.planes / 4);
+    // Whole groups of four planes (full vectors), a few chunks per worker.
+    const chunkPlanes = 4 * Math.max(1, Math.ceil(groups / (pool.size * CHUNKS_PER_WORKER)));
+    return pool.run({ ...ready, chunkPlanes }).catch(() => {
+      // A worker died: this op and the later ones run on the calling thread.
+      if (this.#closed) return;
+      try {
+        this.#launchHere(call);
+      } catch (error) {
+        this.#failure ??= error;
+      }
+    });
+  }
+
+  #launchHere(call: UpsampleCall<CpuBuffer>): void {
+    if (this.#kernels !== null && launchWasm(this.#kernels, call, this.threads)) return;
     // Views are taken after launchWasm, which may have grown the memory.
     const args = {
       gradOutput: strided(call.gradOutput),
@@ -146,6 +274,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
       inputSize: call.inputSize,
       outputSize: call.outputSize,
       scales: call.scales,
+      rule: call.rule,
     };
     if (call.op === "nearestExact1d") nearestExact1dBackwardCpu(args);
     else if (call.op === "nearestExact2d") nearestExact2dBackwardCpu(args);
@@ -155,17 +284,36 @@ export class CpuBackend implements Backend<CpuBuffer> {
   /** The CPU kernels are deterministic whatever the mode. */
   setDeterministic(_on: boolean): void {}
 
-  /** Ops finish before they return, so there is never anything to wait for. */
+  /** Waits for the queued work; rejects when some of it failed (once per failure). */
   synchronize(): Promise<void> {
-    return RESOLVED;
+    if (!this.#queue.busy) {
+      return this.#failure === null ? RESOLVED : Promise.reject(this.#takeFailure());
+    }
+    return new Promise((resolve, reject) => {
+      this.#queue.run(() => {
+        if (this.#failure !== null && !this.#closed) reject(this.#takeFailure());
+        else resolve();
+      });
+    });
   }
 
-  /** Drops the wasm memory (tensors still in it must not be used afterwards). */
+  #takeFailure(): unknown {
+    const failure = this.#failure;
+    this.#failure = null;
+    return failure;
+  }
+
+  /**
+   * Drops the wasm memory (tensors still in it must not be used afterwards) and stops the workers;
+   * queued ops are dropped, pending reads reject, pending synchronizations resolve.
+   */
   close(): void {
     this.#closed = true;
     this.#kernels = null;
     this.#cache = [new Map(), new Map(), new Map()];
     this.#cachedBytes = 0;
+    this.#pool?.close();
+    for (const task of this.#queue.clear()) task();
   }
 }
 

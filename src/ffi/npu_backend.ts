@@ -5,14 +5,14 @@
  * @module
  */
 
-import type { Backend, UpsampleCall, UpsampleParams } from "../backend.ts";
+import type { Backend, MemoryInfo, UpsampleCall, UpsampleParams } from "../backend.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
 import { checkOpSupported, launchAclnn, type LaunchTarget, type NpuBuffer } from "./aclnn_call.ts";
 import { DescriptorCache } from "./descriptors.ts";
 import { loadCann } from "./loader.ts";
 import { CannRuntime } from "./runtime.ts";
-import { AclError, LibraryLoadError } from "./status.ts";
-import { MALLOC_HUGE_FIRST, MEMCPY_KIND, OPT_DETERMINISTIC } from "./symbols.ts";
+import { AclError, DeviceMemoryError, LibraryLoadError } from "./status.ts";
+import { MALLOC_HUGE_FIRST, MEM_ATTR_HBM, MEMCPY_KIND, OPT_DETERMINISTIC } from "./symbols.ts";
 
 export type { NpuBuffer } from "./aclnn_call.ts";
 
@@ -27,6 +27,11 @@ export interface NpuOpenOptions {
 }
 
 const ACL_ERROR_RT_CONTEXT_NULL = 107002;
+// aclrtCtxGetSysParamOpt on a context where the option was never set (RT `rt_error_codes.h`): "not set"
+// means the documented default, off.
+const ACL_ERROR_RT_SYSPARAMOPT_NOT_SET = 107021;
+// What a failed aclrtMalloc answers when memory ran out (RT `rt_error_codes.h`, `acl_base.h`).
+const OUT_OF_MEMORY = new Set([207001, 207018, 200000]);
 // aclCreateTensor/aclCreateIntArray return NULL, not a status: report them as aclnn's inner error.
 const ACLNN_ERR_INNER = 561000;
 // Deferred frees above this many bytes force a sync, so dropping results in a loop cannot grow memory.
@@ -56,8 +61,14 @@ export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
     if (options.deviceId >= count[0]) {
       const message = `deviceId ${options.deviceId} is out of range: CANN in ${libs.dir} reports ` +
         `${count[0]} device(s)`;
-      if (options.probe) throw new LibraryLoadError([message], "no usable NPU");
-      throw new RangeError(`Device.open: ${message}`);
+      const fix = count[0] === 0
+        ? "no NPU is visible: check the driver and the devices with `npu-smi info` (and " +
+          "ASCEND_RT_VISIBLE_DEVICES, which hides devices)"
+        : `use a deviceId below ${count[0]} (\`npu-smi info\` lists the NPUs)`;
+      if (options.probe) {
+        throw new LibraryLoadError([], { summary: `no usable NPU: ${message}`, fix });
+      }
+      throw new RangeError(`Device.open: ${message}; fix: ${fix}`);
     }
     runtime.check(acl.aclrtSetDevice(options.deviceId), "aclrtSetDevice");
     deviceSet = true;
@@ -66,7 +77,7 @@ export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
     const context = slot[0];
     runtime.noteCurrent(context);
     runtime.check(acl.aclrtCreateStream(slot), "aclrtCreateStream");
-    const namePointer = acl.aclrtGetSocName();
+    const namePointer = acl.aclrtGetSocName?.() ?? null; // optional: older runtimes lack it
     const soc = namePointer === null
       ? "Ascend NPU"
       : Deno.UnsafePointerView.getCString(namePointer);
@@ -210,13 +221,35 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     this.#applyDeterministic(on);
   }
 
-  /** Reads `ACL_OPT_DETERMINISTIC` back from the runtime (`aclrtCtxGetSysParamOpt`). */
+  /**
+   * Reads `ACL_OPT_DETERMINISTIC` back from the runtime (`aclrtCtxGetSysParamOpt`). A context where it
+   * was never set answers 107021 (ACL_ERROR_RT_SYSPARAMOPT_NOT_SET): the default, off.
+   *
+   * @throws {MissingSymbolError} on a runtime without `aclrtCtxGetSysParamOpt`
+   */
   readDeterministic(): boolean {
+    const get = this.runtime.require("aclrtCtxGetSysParamOpt");
     this.runtime.activate(this.context);
     const value = new BigInt64Array(1);
-    const status = this.runtime.libs.acl.aclrtCtxGetSysParamOpt(OPT_DETERMINISTIC, value);
+    const status = get(OPT_DETERMINISTIC, value);
+    if (status === ACL_ERROR_RT_SYSPARAMOPT_NOT_SET) return false;
     this.runtime.check(status, "aclrtCtxGetSysParamOpt");
     return value[0] !== 0n;
+  }
+
+  /**
+   * Free and total device memory in bytes (`aclrtGetMemInfo` on HBM, which the runtime maps to DDR on
+   * chips without HBM).
+   *
+   * @throws {MissingSymbolError} on a runtime without `aclrtGetMemInfo`
+   */
+  memoryInfo(): MemoryInfo {
+    const getMemInfo = this.runtime.require("aclrtGetMemInfo");
+    this.runtime.activate(this.context);
+    const free = new BigUint64Array(1);
+    const total = new BigUint64Array(1);
+    this.runtime.check(getMemInfo(MEM_ATTR_HBM, free, total), "aclrtGetMemInfo");
+    return { free: Number(free[0]), total: Number(total[0]) };
   }
 
   /** Part of the launch target: a workspace of at least `bytes`, grown (never shrunk) on demand. */
@@ -278,12 +311,29 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     else teardown();
   }
 
+  // Out of memory: buffers whose free waits for queued work are released (a sync) and the allocation
+  // tried once more; then a DeviceMemoryError with the bytes requested and free.
   #malloc(bytes: number): NpuBuffer {
     this.runtime.activate(this.context);
     const slot = this.runtime.out64;
-    const status = this.runtime.libs.acl.aclrtMalloc(slot, BigInt(bytes), MALLOC_HUGE_FIRST);
-    this.runtime.check(status, "aclrtMalloc");
-    return { address: slot[0], bytes };
+    const { acl } = this.runtime.libs;
+    let status = acl.aclrtMalloc(slot, BigInt(bytes), MALLOC_HUGE_FIRST);
+    if (OUT_OF_MEMORY.has(status) && this.#deferred.length > 0) {
+      this.#syncBlocking();
+      status = acl.aclrtMalloc(slot, BigInt(bytes), MALLOC_HUGE_FIRST);
+    }
+    if (status === 0) return { address: slot[0], bytes };
+    if (!OUT_OF_MEMORY.has(status)) throw this.runtime.error(status, "aclrtMalloc");
+    const detail = this.runtime.recentMessage();
+    let memory = { free: -1, total: -1 };
+    if (this.runtime.libs.acl.aclrtGetMemInfo !== null) {
+      try {
+        memory = this.memoryInfo();
+      } catch {
+        // the failure being reported is the allocation; free memory stays "unknown"
+      }
+    }
+    throw new DeviceMemoryError(status, "aclrtMalloc", detail, bytes, memory.free, memory.total);
   }
 
   #release(buffer: NpuBuffer): void {
@@ -291,9 +341,16 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     this.runtime.check(this.runtime.libs.acl.aclrtFree(buffer.address), "aclrtFree");
   }
 
+  // A runtime without the system-parameter pair has no deterministic switch: off is its only mode (the
+  // documented default), on is a MissingSymbolError naming the symbol and the CANN that has it.
   #applyDeterministic(on: boolean): void {
     if (on === this.#deterministic) return;
-    const status = this.runtime.libs.acl.aclrtCtxSetSysParamOpt(OPT_DETERMINISTIC, on ? 1n : 0n);
+    const set = this.runtime.libs.acl.aclrtCtxSetSysParamOpt;
+    if (set === null && !on) {
+      this.#deterministic = false;
+      return;
+    }
+    const status = this.runtime.require("aclrtCtxSetSysParamOpt")(OPT_DETERMINISTIC, on ? 1n : 0n);
     this.runtime.check(status, "aclrtCtxSetSysParamOpt");
     this.#deterministic = on;
   }

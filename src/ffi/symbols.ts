@@ -6,14 +6,18 @@
  * @module
  */
 
-/** `libascendcl.so` (or `libacl_rt.so`): ACL init and the runtime. */
+/**
+ * `libascendcl.so` (or `libacl_rt.so`): ACL init and the runtime. Entries marked `optional` are missing
+ * from some releases (older runtimes lack the context system-parameter pair, `aclrtGetSocName` and
+ * `aclGetRecentErrMsg`); they load as `null` and whatever needs one fails with a `MissingSymbolError`.
+ */
 export const ACL_SYMBOLS = {
   /** aclError aclInit(const char *configPath) */
   aclInit: { parameters: ["pointer" /* configPath, NULL */], result: "i32" },
   /** aclError aclFinalize() */
   aclFinalize: { parameters: [], result: "i32" },
   /** const char *aclGetRecentErrMsg() */
-  aclGetRecentErrMsg: { parameters: [], result: "pointer" },
+  aclGetRecentErrMsg: { parameters: [], result: "pointer", optional: true },
   /** aclError aclrtSetDevice(int32_t deviceId) */
   aclrtSetDevice: { parameters: ["i32" /* deviceId */], result: "i32" },
   /** aclError aclrtResetDevice(int32_t deviceId) */
@@ -82,14 +86,52 @@ export const ACL_SYMBOLS = {
   aclrtCtxGetSysParamOpt: {
     parameters: ["i32", /* opt */ "buffer" /* int64_t *value */],
     result: "i32",
+    optional: true,
   },
   /** aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value) */
   aclrtCtxSetSysParamOpt: {
     parameters: ["i32", /* opt */ "i64" /* int64_t value */],
     result: "i32",
+    optional: true,
   },
   /** const char *aclrtGetSocName() */
-  aclrtGetSocName: { parameters: [], result: "pointer" },
+  aclrtGetSocName: { parameters: [], result: "pointer", optional: true },
+  /** aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total) */
+  aclrtGetMemInfo: {
+    parameters: ["i32", /* aclrtMemAttr attr */ "buffer", /* size_t *free */ "buffer" /* total */],
+    result: "i32",
+    optional: true,
+  },
+  // Events (CANN include/external/acl/acl_rt.h), for device-side timing (events.ts); `aclrtEvent` is
+  // an opaque pointer, passed as usize like streams.
+  /** aclError aclrtCreateEvent(aclrtEvent *event) */
+  aclrtCreateEvent: {
+    parameters: ["buffer" /* aclrtEvent *event */],
+    result: "i32",
+    optional: true,
+  },
+  /** aclError aclrtDestroyEvent(aclrtEvent event) */
+  aclrtDestroyEvent: { parameters: ["usize" /* event */], result: "i32", optional: true },
+  /** aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) */
+  aclrtRecordEvent: {
+    parameters: ["usize", /* aclrtEvent event */ "usize" /* aclrtStream stream */],
+    result: "i32",
+    optional: true,
+  },
+  /** aclError aclrtSynchronizeEvent(aclrtEvent event), on a worker thread: it blocks until recorded */
+  aclrtSynchronizeEventNonblocking: {
+    name: "aclrtSynchronizeEvent",
+    parameters: ["usize" /* aclrtEvent event */],
+    result: "i32",
+    nonblocking: true,
+    optional: true,
+  },
+  /** aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent) */
+  aclrtEventElapsedTime: {
+    parameters: ["buffer", /* float *ms */ "usize", /* startEvent */ "usize" /* endEvent */],
+    result: "i32",
+    optional: true,
+  },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /** `libnnopbase.so`: aclnn tensors, int arrays and executors. */
@@ -220,3 +262,8 @@ export const MEMCPY_KIND = {
 export const MALLOC_HUGE_FIRST = 0;
 /** `aclSysParamOpt.ACL_OPT_DETERMINISTIC`. */
 export const OPT_DETERMINISTIC = 0;
+/**
+ * `aclrtMemAttr.ACL_HBM_MEM` (RT `acl_rt.h`): the device's main memory; the runtime reads DDR instead on
+ * chips without HBM (RT `docs/zh/api_ref/11-01_device_memory_malloc_and_free.md`, aclrtGetMemInfo).
+ */
+export const MEM_ATTR_HBM = 1;

@@ -7,6 +7,7 @@
 
 import { MAX_PAGES, WasmHeap } from "./heap.ts";
 import { KERNELS_WASM_BASE64 } from "./kernels_wasm.ts";
+import { withSharedMemoryImport } from "./shared_import.ts";
 
 /** The kernels' exports (pointers are byte addresses in the instance's memory). */
 export interface KernelExports {
@@ -68,19 +69,39 @@ export interface KernelExports {
   narrow_from_f32(dtype: number, src: number, dst: number, n: number): void;
   /** First byte after the module's stack and data. */
   __heap_base: WebAssembly.Global;
+  /** The shadow stack's top; each thread's instance gets a stack of its own. */
+  __stack_pointer: WebAssembly.Global;
 }
 
-let compiled: WebAssembly.Module | undefined;
+/** Bytes of the shadow stack the module reserves (`-z stack-size` in tools/build_wasm.ts). */
+export const STACK_BYTES = 65536;
 
-// Compiled once per process, on first use (importing this module does nothing).
-function kernelModule(): WebAssembly.Module {
-  if (compiled === undefined) {
-    const text = atob(KERNELS_WASM_BASE64);
-    const bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    compiled = new WebAssembly.Module(bytes);
+let compiled: WebAssembly.Module | undefined;
+let compiledShared: WebAssembly.Module | undefined;
+
+/**
+ * The kernels' module, compiled once per process on first use (importing this module does
+ * nothing); `shared`: the same code importing a shared memory (see shared_import.ts).
+ *
+ * @example
+ * ```ts ignore
+ * const instance = new WebAssembly.Instance(kernelModule(false), { env: { memory } });
+ * ```
+ */
+export function kernelModule(shared: boolean): WebAssembly.Module {
+  if (shared) {
+    compiledShared ??= new WebAssembly.Module(withSharedMemoryImport(kernelBytes(), MAX_PAGES));
+    return compiledShared;
   }
+  compiled ??= new WebAssembly.Module(kernelBytes());
   return compiled;
+}
+
+function kernelBytes(): Uint8Array<ArrayBuffer> {
+  const text = atob(KERNELS_WASM_BASE64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
 }
 
 /**
@@ -108,11 +129,18 @@ export class WasmKernels {
   #i32: Int32Array<ArrayBufferLike> = new Int32Array(0);
   #f32: Float32Array<ArrayBufferLike> = new Float32Array(0);
 
-  /** @param maxBytes the memory never grows past this (default and limit: 4 GiB) */
-  constructor(maxBytes: number = MAX_PAGES * 65536) {
+  /** Whether the memory is shared with worker threads. */
+  readonly shared: boolean;
+
+  /**
+   * @param maxBytes the memory never grows past this (default and limit: 4 GiB)
+   * @param shared a shared memory, which worker threads can instantiate the kernels on
+   */
+  constructor(maxBytes: number = MAX_PAGES * 65536, shared = false) {
     const maxPages = Math.max(2, Math.min(MAX_PAGES, Math.floor(maxBytes / 65536)));
-    const memory = new WebAssembly.Memory({ initial: 2, maximum: maxPages });
-    const instance = new WebAssembly.Instance(kernelModule(), { env: { memory } });
+    const memory = new WebAssembly.Memory({ initial: 2, maximum: maxPages, shared });
+    const instance = new WebAssembly.Instance(kernelModule(shared), { env: { memory } });
+    this.shared = shared;
     this.exports = instance.exports as unknown as KernelExports;
     this.heap = new WasmHeap(memory, this.exports.__heap_base.value as number, maxPages);
   }

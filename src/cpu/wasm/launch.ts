@@ -10,14 +10,9 @@
 import type { StorageView, UpsampleCall, UpsampleOp } from "../../backend.ts";
 import { isContiguous } from "../../tensor/layout.ts";
 import type { CpuBuffer } from "../buffer.ts";
-import {
-  cachedTable,
-  linearIndexTable,
-  longestRange,
-  nearestExactIndexTable,
-  rangeStarts,
-  uniformFactor,
-} from "../scale.ts";
+import type { IndexRule } from "../device_rules.ts";
+import { cachedTable, longestRange, uniformFactor } from "../scale.ts";
+import { linearTable, nearestTables } from "../tables.ts";
 import type { WasmKernels } from "./instance.ts";
 
 const DTYPE_CODE = { float32: 0, float16: 1, bfloat16: 2 } as const;
@@ -32,13 +27,14 @@ interface Plan {
   readonly scaleH: number;
   readonly scaleW: number;
   readonly alignCorners: boolean;
+  readonly rule: IndexRule;
   /** Tables, each written at `offsets[i]` bytes from the scratch base. */
   readonly tables: readonly (Int32Array | Float32Array)[];
   readonly offsets: readonly number[];
   /** Where the work space starts, in bytes from the scratch base (after the tables). */
   readonly workOffset: number;
-  /** Bytes of tables and work space. */
-  readonly bytes: number;
+  /** Bytes of work space per thread (16-byte multiple). */
+  readonly workBytes: number;
   /** Nearest only: k when input w owns exactly outputs [k w, k w + k), else 0. */
   readonly wFactor: number;
   /** Nearest only: the longest output range of an input along w. */
@@ -73,18 +69,19 @@ function buildPlan(
   scaleH: number,
   scaleW: number,
   alignCorners: boolean,
+  rule: IndexRule,
 ): Plan {
   const tables: (Int32Array | Float32Array)[] = [];
   let wFactor = 0, maxRange = 0, down2 = false, work: number;
   if (op === "bilinear2d") {
-    const th = linearIndexTable(inH, outH, alignCorners, scaleH);
-    const tw = linearIndexTable(inW, outW, alignCorners, scaleW);
+    const th = linearTable(inH, outH, alignCorners, scaleH, rule);
+    const tw = linearTable(inW, outW, alignCorners, scaleW, rule);
     tables.push(th.i0, th.i1, th.l0, th.l1, tw.i0, tw.i1, tw.l0, tw.l1);
     down2 = halves(th, inH) && halves(tw, inW);
     work = down2 ? 0 : kernels.exports.bilinear_scratch_bytes(inH, inW, outH, outW);
   } else {
-    const hStarts = rangeStarts(nearestExactIndexTable(inH, outH, scaleH), inH);
-    const wStarts = rangeStarts(nearestExactIndexTable(inW, outW, scaleW), inW);
+    const hStarts = nearestTables(inH, outH, scaleH, rule).starts;
+    const wStarts = nearestTables(inW, outW, scaleW, rule).starts;
     maxRange = longestRange(wStarts);
     wFactor = uniformFactor(wStarts);
     tables.push(hStarts, wStarts);
@@ -105,10 +102,11 @@ function buildPlan(
     scaleH,
     scaleW,
     alignCorners,
+    rule,
     tables,
     offsets,
     workOffset: bytes,
-    bytes: bytes + work,
+    workBytes: align16(work),
     wFactor,
     maxRange,
     down2,
@@ -121,41 +119,89 @@ function address(view: StorageView<CpuBuffer>): number {
 }
 
 /**
- * Runs `call` on the wasm kernels and returns true, or returns false (having done nothing) when its
- * tensors are not both contiguous blocks of `kernels`' heap or the scratch space cannot be had.
+ * A call ready for the kernels: the export and its arguments (dtype, out, grad, planes, ...), and
+ * how it splits into planes. One record, rewritten by every {@link prepareWasm}.
+ */
+export interface PreparedCall {
+  /** Which export runs. */
+  kernel: "nearest_backward" | "bilinear_backward" | "bilinear_down2";
+  /** Its arguments; pointers are unsigned byte addresses. */
+  readonly args: number[];
+  /** Planes of the call (`args[3]`). */
+  planes: number;
+  /** Bytes per plane of `out` and of `gradOutput`. */
+  outPlaneBytes: number;
+  gradPlaneBytes: number;
+  /** Index of the work-space argument, or -1; each further worker's work space follows. */
+  workArg: number;
+  workBytes: number;
+}
+
+const prepared: PreparedCall = {
+  kernel: "nearest_backward",
+  args: [],
+  planes: 0,
+  outPlaneBytes: 0,
+  gradPlaneBytes: 0,
+  workArg: -1,
+  workBytes: 0,
+};
+
+/**
+ * Whether `call` can run on the wasm kernels: both tensors contiguous blocks of `kernels`' heap.
  *
  * @example
  * ```ts ignore
- * if (!launchWasm(kernels, call)) runTypeScriptKernels(call);
+ * if (wasmEligible(kernels, call)) launchWasm(kernels, call);
  * ```
  */
-export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>): boolean {
-  const { gradOutput, out, inputSize, outputSize, scales } = call;
-  if (gradOutput.handle.heap !== kernels.heap || out.handle.heap !== kernels.heap) return false;
-  if (!isContiguous(gradOutput) || !isContiguous(out)) return false;
-  const planes = inputSize[0] * inputSize[1];
-  if (planes === 0) return true;
+export function wasmEligible(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>): boolean {
+  const { gradOutput, out } = call;
+  return gradOutput.handle.heap === kernels.heap && out.handle.heap === kernels.heap &&
+    isContiguous(gradOutput) && isContiguous(out);
+}
+
+/**
+ * Looks up the plan of an eligible `call`, writes its tables into the scratch block (unless already
+ * there) with work space for `slots` threads, and returns the kernel call (a shared record, valid
+ * until the next call), or null when the scratch space cannot be had.
+ *
+ * @example
+ * ```ts ignore
+ * const ready = prepareWasm(kernels, call, 1);
+ * if (ready !== null) runPrepared(kernels, ready);
+ * ```
+ */
+export function prepareWasm(
+  kernels: WasmKernels,
+  call: UpsampleCall<CpuBuffer>,
+  slots: number,
+): PreparedCall | null {
+  const { inputSize, outputSize, scales } = call;
   // 1d runs as 2d with one row.
   const twoD = inputSize.length === 4;
   const inH = twoD ? inputSize[2] : 1, inW = inputSize[inputSize.length - 1];
   const outH = twoD ? outputSize[0] : 1, outW = outputSize[outputSize.length - 1];
   const scaleH = twoD ? scales[0] : 0, scaleW = scales[scales.length - 1];
   const alignCorners = call.op === "bilinear2d" && call.alignCorners;
+  const rule = call.rule ?? "pytorch";
   let plan = kernels.plan as Plan | null;
   if (
     plan === null || plan.op !== call.op || plan.inH !== inH || plan.inW !== inW ||
     plan.outH !== outH || plan.outW !== outW || !Object.is(plan.scaleH, scaleH) ||
-    !Object.is(plan.scaleW, scaleW) || plan.alignCorners !== alignCorners
+    !Object.is(plan.scaleW, scaleW) || plan.alignCorners !== alignCorners ||
+    plan.rule !== rule
   ) {
-    const key = `${call.op}:${inH}:${inW}:${outH}:${outW}:${scaleH}:${scaleW}:${alignCorners}`;
+    const key =
+      `${rule}:${call.op}:${inH}:${inW}:${outH}:${outW}:${scaleH}:${scaleW}:${alignCorners}`;
     plan = cachedTable(
       plans,
       key,
-      () => buildPlan(kernels, call.op, inH, inW, outH, outW, scaleH, scaleW, alignCorners),
+      () => buildPlan(kernels, call.op, inH, inW, outH, outW, scaleH, scaleW, alignCorners, rule),
     );
   }
-  const base = kernels.scratch(plan.bytes);
-  if (base < 0) return false;
+  const base = kernels.scratch(plan.workOffset + slots * plan.workBytes);
+  if (base < 0) return null;
   // Tables are already in place when the previous call had this plan and the same scratch block.
   if (kernels.plan !== plan || kernels.planBase !== base) {
     const i32 = kernels.i32, f32 = kernels.f32;
@@ -167,57 +213,89 @@ export function launchWasm(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>):
     kernels.plan = plan;
     kernels.planBase = base;
   }
-  const dtype = DTYPE_CODE[call.dtype];
-  const at = plan.offsets, work = base + plan.workOffset;
-  const outPtr = address(out), gradPtr = address(gradOutput);
+  const at = plan.offsets, work = base + plan.workOffset, args = prepared.args;
+  const size = call.dtype === "float32" ? 4 : 2;
+  args.length = 0;
+  args.push(DTYPE_CODE[call.dtype], address(call.out), address(call.gradOutput));
+  args.push(inputSize[0] * inputSize[1]);
+  prepared.planes = args[3];
+  prepared.outPlaneBytes = inH * inW * size;
+  prepared.gradPlaneBytes = outH * outW * size;
+  prepared.workBytes = plan.workBytes;
   if (plan.down2) {
-    kernels.exports.bilinear_down2(
-      dtype,
-      outPtr,
-      gradPtr,
-      planes,
-      outH,
-      outW,
-      base + at[2],
-      base + at[3],
-      base + at[6],
-      base + at[7],
-    );
+    prepared.kernel = "bilinear_down2";
+    args.push(outH, outW, base + at[2], base + at[3], base + at[6], base + at[7]);
+    prepared.workArg = -1;
   } else if (call.op === "bilinear2d") {
-    kernels.exports.bilinear_backward(
-      dtype,
-      outPtr,
-      gradPtr,
-      planes,
-      inH,
-      inW,
-      outH,
-      outW,
-      base + at[0],
-      base + at[1],
-      base + at[2],
-      base + at[3],
-      base + at[4],
-      base + at[5],
-      base + at[6],
-      base + at[7],
-      work,
+    prepared.kernel = "bilinear_backward";
+    args.push(inH, inW, outH, outW);
+    for (let i = 0; i < 8; i++) args.push(base + at[i]);
+    prepared.workArg = args.push(work) - 1;
+  } else {
+    prepared.kernel = "nearest_backward";
+    args.push(inH, inW, outW, base + at[0], base + at[1], plan.wFactor, plan.maxRange);
+    prepared.workArg = args.push(work) - 1;
+  }
+  return prepared;
+}
+
+/**
+ * Runs a prepared call on the calling thread, whole.
+ *
+ * @example
+ * ```ts ignore
+ * runPrepared(kernels, prepareWasm(kernels, call, 1)!);
+ * ```
+ */
+export function runPrepared(kernels: WasmKernels, ready: PreparedCall): void {
+  const a = ready.args, e = kernels.exports;
+  if (ready.kernel === "bilinear_down2") {
+    e.bilinear_down2(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+  } else if (ready.kernel === "bilinear_backward") {
+    e.bilinear_backward(
+      a[0],
+      a[1],
+      a[2],
+      a[3],
+      a[4],
+      a[5],
+      a[6],
+      a[7],
+      a[8],
+      a[9],
+      a[10],
+      a[11],
+      a[12],
+      a[13],
+      a[14],
+      a[15],
+      a[16],
     );
   } else {
-    kernels.exports.nearest_backward(
-      dtype,
-      outPtr,
-      gradPtr,
-      planes,
-      inH,
-      inW,
-      outW,
-      base + at[0],
-      base + at[1],
-      plan.wFactor,
-      plan.maxRange,
-      work,
-    );
+    e.nearest_backward(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
   }
+}
+
+/**
+ * Runs `call` on the wasm kernels on the calling thread and returns true, or returns false (having
+ * done nothing) when its tensors are not both contiguous blocks of `kernels`' heap or the scratch
+ * space cannot be had. `slots`: work space kept for that many threads (so that the scratch block
+ * does not move between calls run here and calls run by workers).
+ *
+ * @example
+ * ```ts ignore
+ * if (!launchWasm(kernels, call)) runTypeScriptKernels(call);
+ * ```
+ */
+export function launchWasm(
+  kernels: WasmKernels,
+  call: UpsampleCall<CpuBuffer>,
+  slots = 1,
+): boolean {
+  if (!wasmEligible(kernels, call)) return false;
+  if (call.inputSize[0] * call.inputSize[1] === 0) return true;
+  const ready = prepareWasm(kernels, call, slots);
+  if (ready === null) return false;
+  runPrepared(kernels, ready);
   return true;
 }

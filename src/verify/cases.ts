@@ -1,0 +1,182 @@
+/**
+ * The configurations `deno task verify` runs: seeded random ones, plus the kinds where the Ascend
+ * kernels and PyTorch part ways — nearest-exact size pairs and scales whose index mapping differs
+ * ("ties"), and bilinear with a scale on one dimension only (the device then derives both scales from
+ * the sizes).
+ *
+ * @module
+ */
+
+import type { UpsampleOp } from "../backend.ts";
+import type { DType } from "../tensor/dtype.ts";
+
+/** One op call of a verification run. */
+export interface VerifyCase {
+  /** Which op. */
+  readonly op: UpsampleOp;
+  /** Element type of gradOutput and the result. */
+  readonly dtype: DType;
+  /** `[N, C, L]` or `[N, C, H, W]`. */
+  readonly inputSize: readonly number[];
+  /** `[L]` or `[H, W]`. */
+  readonly outputSize: readonly number[];
+  /** Scale per spatial dimension; 0 = derived from the sizes. */
+  readonly scales: readonly number[];
+  /** Bilinear only. */
+  readonly alignCorners: boolean;
+  /** How it was chosen. */
+  readonly kind: "random" | "tie" | "one-scale";
+}
+
+/**
+ * Nearest-exact dimensions whose index mapping on the device differs from PyTorch's in one output
+ * (found by evaluating both rules for in <= 39, out <= 119 and the scales below: the kernels' rule of
+ * ops-cv `upsample_nearest_exact2d_grad_kernel.h` against PyTorch's `floor((o + 0.5) * (1 / s))`):
+ * `[in, out, scale]`, scale 0 = from the sizes.
+ */
+export const TIE_DIMENSIONS: ReadonlyArray<readonly [number, number, number]> = [
+  [2, 41, 0], // output 20 -> input 1 on the device, input 0 in PyTorch
+  [4, 82, 0],
+  [6, 37, 0],
+  [8, 115, 0],
+  [12, 74, 0],
+  [14, 23, 0],
+  [14, 99, 0],
+  [27, 8, 0.3],
+  [30, 9, 0.3],
+  [37, 11, 0.3],
+];
+
+const SCALES = [0.3, 0.5, 0.6, 1.3, 1.7, 2, 2.5, 3];
+const OPS: readonly UpsampleOp[] = ["nearestExact1d", "nearestExact2d", "bilinear2d"];
+
+/** A seeded PRNG (mulberry32): the same seed gives the same cases on every host. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return (): number => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * `count` cases from `seed`: every fifth is a tie case and every fifth (offset) a one-scale bilinear
+ * case, the rest random over all ops; dtypes drawn from `dtypes`.
+ *
+ * @example
+ * ```ts
+ * import { makeCases } from "./cases.ts";
+ * const cases = makeCases(10, 1, ["float32"]);
+ * console.log(cases.length, cases.some((c) => c.kind === "tie")); // 10 true
+ * ```
+ */
+export function makeCases(count: number, seed: number, dtypes: readonly DType[]): VerifyCase[] {
+  const random = seededRandom(seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
+  const int = (lo: number, hi: number): number => lo + Math.floor(random() * (hi - lo + 1));
+  const cases: VerifyCase[] = [];
+  for (let k = 0; k < count; k++) {
+    const dtype = pick(dtypes);
+    const batch = [int(1, 2), int(1, 3)];
+    if (k % 5 === 0) {
+      // A tie: one dimension from the list, the other (2d) random.
+      const [input, output, scale] = TIE_DIMENSIONS[(k / 5) % TIE_DIMENSIONS.length];
+      const op = pick(["nearestExact1d", "nearestExact2d"] as const);
+      if (op === "nearestExact1d") {
+        cases.push(nearest(op, dtype, batch, [[input, output, scale]], "tie"));
+      } else {
+        const other = randomDimension(int, pick, true);
+        const dims = random() < 0.5
+          ? [[input, output, scale], other]
+          : [other, [input, output, scale]];
+        cases.push(nearest(op, dtype, batch, dims as Dimension[], "tie"));
+      }
+      continue;
+    }
+    if (k % 5 === 2) {
+      // Bilinear with one scale: the device ignores it and derives both scales from the sizes.
+      const dims: Dimension[] = [0, 1].map((): Dimension => [int(1, 40), int(1, 120), 0]);
+      const scaled = dims[int(0, 1)];
+      const scale = scaled[0] === 1 ? pick([2, 2.5, 3]) : pick(SCALES);
+      scaled[1] = Math.floor(scaled[0] * scale);
+      scaled[2] = scale;
+      cases.push({
+        op: "bilinear2d",
+        dtype,
+        inputSize: [...batch, dims[0][0], dims[1][0]],
+        outputSize: [dims[0][1], dims[1][1]],
+        scales: [dims[0][2], dims[1][2]],
+        alignCorners: false,
+        kind: "one-scale",
+      });
+      continue;
+    }
+    const op = pick(OPS);
+    const spatial = op === "nearestExact1d" ? 1 : 2;
+    const dims = Array.from(
+      { length: spatial },
+      () => randomDimension(int, pick, op !== "bilinear2d"),
+    );
+    if (op === "bilinear2d") {
+      cases.push({
+        op,
+        dtype,
+        inputSize: [...batch, ...dims.map((d) => d[0])],
+        outputSize: dims.map((d) => d[1]),
+        scales: dims.map((d) => d[2]),
+        alignCorners: random() < 0.5,
+        kind: "random",
+      });
+    } else {
+      cases.push(nearest(op, dtype, batch, dims, "random"));
+    }
+  }
+  return cases;
+}
+
+type Dimension = [input: number, output: number, scale: number];
+
+// Sizes 1..40 in, a scale from SCALES (half the time) or an output size 1..120; nearest-exact keeps
+// within its 50x limit.
+function randomDimension(
+  int: (lo: number, hi: number) => number,
+  pick: <T>(items: readonly T[]) => T,
+  nearestLimit: boolean,
+): Dimension {
+  const input = int(1, 40);
+  if (int(0, 1) === 0) {
+    const scale = pick(SCALES);
+    const output = Math.floor(input * scale);
+    if (output >= 1) return [input, output, scale];
+  }
+  const output = int(1, nearestLimit ? Math.min(120, 50 * input) : 120);
+  return [input, output, 0];
+}
+
+function nearest(
+  op: "nearestExact1d" | "nearestExact2d",
+  dtype: DType,
+  batch: readonly number[],
+  dims: readonly Dimension[],
+  kind: VerifyCase["kind"],
+): VerifyCase {
+  return {
+    op,
+    dtype,
+    inputSize: [...batch, ...dims.map((d) => d[0])],
+    outputSize: dims.map((d) => d[1]),
+    scales: dims.map((d) => d[2]),
+    alignCorners: false,
+    kind,
+  };
+}
+
+/** A one-line description, e.g. `nearestExact2d float32 [1, 2, 27, 5] <- [8, 9] scales [0.3, 0]`. */
+export function describeCase(c: VerifyCase): string {
+  const align = c.op === "bilinear2d" ? ` alignCorners ${c.alignCorners}` : "";
+  return `${c.op} ${c.dtype} inputSize [${c.inputSize.join(", ")}] outputSize ` +
+    `[${c.outputSize.join(", ")}] scales [${c.scales.join(", ")}]${align} (${c.kind})`;
+}
