@@ -26,6 +26,7 @@
 import { Device } from "../mod.ts";
 import { deviceInternals } from "../src/device.ts";
 import type { NpuBackend } from "../src/ffi/npu_backend.ts";
+import { emulationDir } from "../tools/emu_dir.ts";
 
 /** Labels of the lanes. */
 export type LaneLabel = "cpu" | "cpu-typescript" | "npu-emulated" | "npu";
@@ -332,8 +333,7 @@ export function processLanes(emuDir: string): readonly BackendCase[] {
 // run in a process started like this one (the same environment), and why the others do not.
 if (import.meta.main) {
   const json = Deno.args.includes("--json");
-  const emuDir = Deno.args.find((arg) => arg !== "--json") ??
-    new URL("../native/build/", import.meta.url).pathname;
+  const emuDir = Deno.args.find((arg) => arg !== "--json") ?? emulationDir();
   const lanes = decideLanes(processProbe(), emuDir);
   if (json) {
     console.log(

@@ -62,7 +62,12 @@ for lib in libascendcl.so libnnopbase.so libopapi.so; do
 done
 
 version=8.0.0 # what the emulation's aclrtGetVersion reports
-arch="$(uname -m)"
+# CANN names the folder after the libraries' architecture (their ELF e_machine: a cross build too).
+case "$(od -An -tx1 -j18 -N1 "$from/libascendcl.so" | tr -d ' ')" in
+  b7) arch=aarch64 ;;
+  3e) arch=x86_64 ;;
+  *) arch="$(uname -m)" ;;
+esac
 mkdir -p "$root"
 toolkit="$(cd "$root" && pwd)/ascend-toolkit"
 home="$toolkit/$version"
