@@ -19,7 +19,7 @@ import { launchAclnn, type NpuBuffer } from "../src/ffi/aclnn_call.ts";
 import { MAX_VIEWS_PER_BUFFER } from "../src/ffi/descriptors.ts";
 import type { NpuBackend } from "../src/ffi/npu_backend.ts";
 import { tensorInternals } from "../src/tensor/tensor.ts";
-import { deviceModel } from "./device_model.ts";
+import { deviceReference } from "../src/verify/compare.ts";
 import { assertBitEqual, emu, EMU_DIR, EMULATED_LANE, emuLive, rng } from "./helpers.ts";
 
 const openNpu = (): Device => Device.open({ backend: "npu", libDir: EMU_DIR });
