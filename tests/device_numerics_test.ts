@@ -320,4 +320,9 @@ EMULATED_LANE.test("Device.open numerics: validated, reported, and always device
   assert.equal(npu.numerics, "device");
   using npuDefault = Device.open({ backend: "npu", libDir: EMU_DIR });
   assert.equal(npuDefault.numerics, "device");
+  // "auto" with a CANN present: PyTorch's numerics exist only on the CPU, the device's on the NPU.
+  using autoPytorch = Device.open({ libDir: EMU_DIR, numerics: "pytorch" });
+  assert.deepEqual([autoPytorch.backend, autoPytorch.numerics], ["cpu", "pytorch"]);
+  using autoDevice = Device.open({ libDir: EMU_DIR, numerics: "device" });
+  assert.deepEqual([autoDevice.backend, autoDevice.numerics], ["npu", "device"]);
 });
