@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { Device, upsampleNearestExact2dBackward } from "./mod.ts";
+ * import { Device, upsampleNearestExact2dBackward } from "@aclnn/upsample";
  *
  * using device = Device.open(); // NPU 0 when CANN loads, else the CPU backend
  * using grad = device.tensor(new Array(16).fill(1), [1, 1, 4, 4], { dtype: "float32" });

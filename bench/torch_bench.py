@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """PyTorch side of `deno task bench:compare` (driven by bench/compare.ts over stdin/stdout).
 
+Usage: torch_bench.py [THREADS] (default 1). compare.ts runs it at 1 and at one thread per core,
+upstream PyTorch's default (Debian's build starts at 1: its OpenMP reports one thread).
+
 One JSON object per line in each direction. The first line written is a hello:
   {"ok": true, "torch": "1.13.1", "threads": 1, "cpu": "<model name>"}
   or {"ok": false, "reason": "...", "cpu": "<model name>"} (then exit 0).
@@ -9,8 +12,8 @@ Requests:
   {"cmd": "run", "calls": k}                            -> {"ok": true, "ms": [per-call ms, ...]}
   {"cmd": "run", "calls": k, "batch": true}             -> {"ok": true, "ms": [mean ms over k calls]}
   {"cmd": "quit"}
-Only the aten backward op is timed (explicit output_size, input_size and scales), at one thread; its
-result is dropped inside the timed region, as the Deno side disposes its result.
+Only the aten backward op is timed (explicit output_size, input_size and scales); its result is
+dropped inside the timed region, as the Deno side disposes its result.
 """
 
 import json
@@ -72,9 +75,10 @@ def main():
     except Exception as error:  # noqa: BLE001 - any import failure means "no PyTorch"
         reply({"ok": False, "reason": "cannot import torch: %s" % error, "cpu": cpu_model()})
         return
-    torch.set_num_threads(1)
+    threads = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    torch.set_num_threads(threads)
     try:
-        torch.set_num_interop_threads(1)
+        torch.set_num_interop_threads(threads)
     except RuntimeError:
         pass
     reply(

@@ -1,6 +1,6 @@
 /**
- * Drives `torch_bench.py` (PyTorch at one thread) as a child process, one JSON line per request, so
- * `compare.ts` can alternate PyTorch and this library call by call.
+ * Drives `torch_bench.py` (PyTorch at a given thread count) as a child process, one JSON line per request, so `compare.ts` can alternate PyTorch and this library call by
+ * call.
  *
  * @module
  */
@@ -38,6 +38,8 @@ export class TorchPeer {
   readonly #reader: ReadableStreamDefaultReader<string>;
   #pending = "";
   #version = "";
+  /** PyTorch's thread count. */
+  threads = 1;
 
   private constructor(child: Deno.ChildProcess) {
     this.#child = child;
@@ -46,14 +48,15 @@ export class TorchPeer {
   }
 
   /**
-   * Starts PyTorch. `peer` is null when it is not available (no python3, no torch), with `reason`;
-   * `cpu` is the CPU model from `/proc/cpuinfo` (read by Python: Deno needs --allow-all for /proc).
+   * Starts PyTorch with `threads` threads. `peer`
+   * is null when it is not available (no python3, no torch), with `reason`; `cpu` is the CPU model
+   * from `/proc/cpuinfo` (read by Python: Deno needs --allow-all for /proc).
    */
-  static async start(): Promise<PeerStart> {
+  static async start(threads = 1): Promise<PeerStart> {
     let child: Deno.ChildProcess;
     try {
       child = new Deno.Command(PYTHON, {
-        args: [SCRIPT],
+        args: [SCRIPT, String(threads)],
         stdin: "piped",
         stdout: "piped",
         stderr: "inherit",
@@ -70,6 +73,7 @@ export class TorchPeer {
       return { peer: null, reason: hello.reason ?? "torch_bench.py failed to start", cpu };
     }
     peer.#version = `${hello.torch}, ${hello.threads} thread(s)`;
+    peer.threads = hello.threads ?? 1;
     return { peer, reason: "", cpu };
   }
 

@@ -7,7 +7,7 @@
 import type { Backend, BackendKind, MemoryInfo } from "./backend.ts";
 import { CpuBackend } from "./cpu/backend.ts";
 import { openNpuBackend } from "./ffi/npu_backend.ts";
-import { LibraryLoadError } from "./ffi/status.ts";
+import { autoFallback } from "./backend_choice.ts";
 import {
   allocateHost,
   type DType,
@@ -90,7 +90,7 @@ export function deviceInternals(device: Device): DeviceInternals {
  *
  * @example
  * ```ts
- * import { Device } from "../mod.ts";
+ * import { Device } from "@aclnn/upsample";
  * using device = Device.open({ backend: "cpu" });
  * using grad = device.tensor([1, 2, 3, 4], [1, 1, 2, 2]);
  * console.log(device.backend, device.name, grad.shape); // "cpu" "cpu (WebAssembly SIMD)" [1, 1, 2, 2]
@@ -102,6 +102,7 @@ export class Device {
   readonly #owner: StorageOwner;
   #deterministic: boolean;
   #closed = false;
+  #fallbackReason: string | undefined;
 
   private constructor(backend: Backend<unknown>, deterministic: boolean) {
     this.#backend = backend;
@@ -125,10 +126,14 @@ export class Device {
   }
 
   /**
-   * Opens a device. Without options: NPU 0 when CANN loads and reports a device, else the CPU backend.
+   * Opens a device. Without options: NPU 0 when CANN loads and reports a device, else the CPU backend;
+   * {@link Device.fallbackReason} then says why. When the user clearly asked for an NPU (`libDir`,
+   * `deviceId`, `$ACLNN_LIB_DIR` or `$ASCEND_HOME_PATH` given) and did not get one, the reason is also
+   * written to stderr, once per process.
    *
-   * @throws {TypeError | RangeError} on bad options
+   * @throws {TypeError | RangeError} on bad options (and, with `backend: "npu"`, a `deviceId` out of range)
    * @throws {LibraryLoadError} when `backend: "npu"` is asked for and CANN cannot be loaded
+   * @throws {Deno.errors.NotCapable} when `backend: "npu"` is asked for without an unscoped `--allow-ffi`
    * @throws {AclError} when the runtime fails to initialise the device
    */
   static open(options: DeviceOpenOptions = {}): Device {
@@ -173,15 +178,33 @@ export class Device {
     const cpu = (): CpuBackend => new CpuBackend(cpuKernels, { threads });
     if (backend === "cpu") return new Device(cpu(), deterministic);
     if (backend === "npu") return new Device(openNpuBackend({ deviceId, libDir }), deterministic);
+    let npu: ReturnType<typeof openNpuBackend>;
     try {
-      return new Device(openNpuBackend({ deviceId, libDir, probe: true }), deterministic);
+      npu = openNpuBackend({ deviceId, libDir, probe: true });
     } catch (error) {
-      // "auto" falls back only when there is no CANN or no device; a broken runtime still throws.
-      if (error instanceof LibraryLoadError || error instanceof Deno.errors.NotCapable) {
-        return new Device(cpu(), deterministic);
-      }
-      throw error;
+      // "auto" falls back when there is no usable CANN or device; a broken runtime still throws.
+      const reason = autoFallback(error, { libDir, deviceId: options.deviceId });
+      const device = new Device(cpu(), deterministic);
+      device.#fallbackReason = reason;
+      return device;
     }
+    return new Device(npu, deterministic);
+  }
+
+  /**
+   * Why `Device.open()` in `"auto"` mode chose the CPU backend (no CANN found, with every path tried and
+   * the fix; no permission; `deviceId` out of range; ...), or `undefined` when it was not a fallback
+   * (an NPU, or `backend: "cpu"` asked for).
+   *
+   * @example
+   * ```ts
+   * import { Device } from "@aclnn/upsample";
+   * using device = Device.open();
+   * if (device.fallbackReason) console.log(`CPU backend: ${device.fallbackReason}`);
+   * ```
+   */
+  get fallbackReason(): string | undefined {
+    return this.#fallbackReason;
   }
 
   /** `"npu"` or `"cpu"`. */
@@ -267,7 +290,7 @@ export class Device {
    * @throws {Deno.errors.NotCapable} on the CPU backend without `--allow-sys`
    * @example
    * ```ts ignore
-   * import { Device } from "../mod.ts";
+   * import { Device } from "@aclnn/upsample";
    * using device = Device.open();
    * const { free, total } = device.memoryInfo();
    * console.log(`${(free / 2 ** 30).toFixed(1)} of ${(total / 2 ** 30).toFixed(1)} GiB free`);

@@ -26,6 +26,10 @@ export const EMU_NO_1D_DIR: string = `${EMU_DIR}no-1d/`;
  * the one emulated runtime of the process (shared state and counters).
  */
 export const EMU_OLD_RUNTIME_DIR: string = `${EMU_DIR}old-runtime/`;
+/** Variant whose nearest-exact maps outputs to inputs like PyTorch's CPU kernel, not the device. */
+export const EMU_TORCH_MAP_DIR: string = `${EMU_DIR}torch-map/`;
+/** Variant with a libopapi.so lacking the upsample symbols and a libopapi_cv.so holding them. */
+export const EMU_SPLIT_DIR: string = `${EMU_DIR}split/`;
 
 /** A backend the public-API suites run on. */
 export interface BackendCase {

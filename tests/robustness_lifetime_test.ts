@@ -17,6 +17,7 @@ import {
 import type { Backend } from "../src/backend.ts";
 import { deviceInternals } from "../src/device.ts";
 import type { NpuBackend } from "../src/ffi/npu_backend.ts";
+import { assertMatchesDeviceOp, type OpOptions, type UpsampleFunction } from "./device_model.ts";
 import {
   assertBitEqual,
   assertClose,
@@ -250,8 +251,13 @@ for (const backend of BACKENDS) {
     using cpu = Device.open({ backend: "cpu" });
     const r = rng(0x11fe);
     const baseline = npu ? emuLive() : null;
-    const jobs: Array<{ result: Tensor; want: Float32Array; bilinear32: boolean; what: string }> =
-      [];
+    const jobs: Array<{
+      result: Tensor;
+      want: Float32Array;
+      bilinear32: boolean;
+      what: string;
+      device: { fn: UpsampleFunction; values: Float32Array; dtype: DType; options: OpOptions };
+    }> = [];
     if (npu) emu().aclemuSetStreamDelayUs(100n);
     try {
       for (let k = 0; k < 150; k++) {
@@ -281,6 +287,17 @@ for (const backend of BACKENDS) {
               out,
             });
         const inputSize = kind === 0 ? [2, 3, 3] : [shape[0], 2, ...(kind === 1 ? [2, 4] : [3, 2])];
+        const fn = [
+          upsampleNearestExact1dBackward,
+          upsampleNearestExact2dBackward,
+          upsampleBilinear2dBackward,
+        ][kind];
+        const deviceCall = {
+          fn,
+          values,
+          dtype,
+          options: { outputSize: kind === 0 ? [7] : [5, 6], inputSize, alignCorners: k % 2 === 0 },
+        };
         let out: Tensor | undefined;
         if (k % 5 === 0) {
           using buffer = device.zeros([...inputSize.slice(0, -1), inputSize.at(-1)! + 3], {
@@ -298,6 +315,7 @@ for (const backend of BACKENDS) {
           want: await expected.toFloat32Array(),
           bilinear32: kind === 2 && dtype === "float32",
           what: `job ${k} (kind ${kind}, ${dtype}, ${layout}${out ? ", strided out" : ""})`,
+          device: deviceCall,
         });
       }
       // Out of order: shuffled, a third all at once, a third one by one, a third racing synchronize().
@@ -305,10 +323,13 @@ for (const backend of BACKENDS) {
         const j = Math.floor(r() * (i + 1));
         [jobs[i], jobs[j]] = [jobs[j], jobs[i]];
       }
-      const check = (job: typeof jobs[number], got: Float32Array): void =>
-        job.bilinear32
-          ? assertClose(got, job.want, job.what, { ulps: 4 })
-          : assertBitEqual(got, job.want, job.what);
+      // The CPU lanes against the CPU, the NPU against what the device computes.
+      const check = (job: typeof jobs[number], got: Float32Array): void => {
+        const d = job.device;
+        if (npu) return assertMatchesDeviceOp(got, d.fn, d.values, d.dtype, d.options, job.what);
+        if (job.bilinear32) return assertClose(got, job.want, job.what, { ulps: 4 });
+        assertBitEqual(got, job.want, job.what);
+      };
       const third = Math.floor(jobs.length / 3);
       const together = jobs.slice(0, third);
       const values = await Promise.all(together.map((j) => j.result.toFloat32Array()));
@@ -421,25 +442,32 @@ Deno.test("two emulated NPUs used interleaved never mix memory or streams", asyn
     });
   }
 
-  using cpu = Device.open({ backend: "cpu" });
   const r = rng(0xd0d1);
   try {
     emu().aclemuSetStreamDelayUs(50n);
-    const jobs: Array<{ result: Tensor; want: Float32Array; device: Device; what: string }> = [];
+    type Job = {
+      result: Tensor;
+      values: Float32Array;
+      fn: UpsampleFunction;
+      device: Device;
+      what: string;
+    };
+    const jobs: Job[] = [];
     const options = { outputSize: [6, 6], inputSize: [1, 2, 3, 3] };
     const ops = [upsampleNearestExact2dBackward, upsampleBilinear2dBackward];
+    const check = (got: Float32Array, j: Job): void =>
+      assertMatchesDeviceOp(got, j.fn, j.values, "float32", options, j.what);
     for (let k = 0; k < 120; k++) {
       const device = r() < 0.5 ? d0 : d1;
       const values = Float32Array.from({ length: 72 }, () => Math.fround(r() * 2 - 1));
       const op = ops[k % 2];
       using grad = device.tensor(values, [1, 2, 6, 6]);
-      using reference = cpu.tensor(values, [1, 2, 6, 6]);
       let out: Tensor | undefined;
       if (k % 4 === 0) out = device.zeros(options.inputSize);
-      using expected = op(reference, options);
       jobs.push({
         result: op(grad, { ...options, out }),
-        want: await expected.toFloat32Array(),
+        values,
+        fn: op,
         device,
         what: `job ${k} on ${device === d0 ? "device 0" : "device 1"}`,
       });
@@ -461,19 +489,18 @@ Deno.test("two emulated NPUs used interleaved never mix memory or streams", asyn
     const on1 = jobs.filter((j) => j.device === d1);
     const on0 = jobs.filter((j) => j.device === d0);
     await Promise.all(
-      on1.map(async (j) => assertBitEqual(await j.result.toFloat32Array(), j.want, j.what)),
+      on1.map(async (j) => check(await j.result.toFloat32Array(), j)),
     );
     // More queued work on device 0, slowed down, so it is surely pending when device 1 closes.
     emu().aclemuSetStreamDelayUs(2_000n);
     for (let k = 0; k < 4; k++) {
       const values = Float32Array.from({ length: 72 }, () => Math.fround(r() * 2 - 1));
       using grad = d0.tensor(values, [1, 2, 6, 6]);
-      using reference = cpu.tensor(values, [1, 2, 6, 6]);
-      using expected = upsampleBilinear2dBackward(reference, options);
       const result = upsampleBilinear2dBackward(grad, options);
       on0.push({
         result,
-        want: await expected.toFloat32Array(),
+        values,
+        fn: upsampleBilinear2dBackward,
         device: d0,
         what: `late job ${k}`,
       });
@@ -481,7 +508,7 @@ Deno.test("two emulated NPUs used interleaved never mix memory or streams", asyn
     d1.close();
     for (const j of on1) assert.equal(j.result.disposed, true);
     for (const j of on0.reverse()) {
-      assertBitEqual(await j.result.toFloat32Array(), j.want, j.what);
+      check(await j.result.toFloat32Array(), j);
       j.result.dispose();
     }
   } finally {

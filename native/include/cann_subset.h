@@ -135,6 +135,7 @@ typedef enum {
 #define ACLNN_ERR_PARAM_INVALID 161002
 #define ACLNN_ERR_RUNTIME_ERROR 361001
 #define ACLNN_ERR_INNER 561000
+#define ACLNN_ERR_INNER_NULLPTR 561103
 
 /* libascendcl: runtime */
 ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath);

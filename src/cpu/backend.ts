@@ -186,7 +186,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
       this.#queue.run(() => {
         if (this.#closed) {
           reject(new TypeError("toFloat32Array: the device was closed during the read"));
-        } else if (this.#failure !== null) reject(this.#failure);
+        } else if (this.#failure !== null) reject(this.#takeFailure());
         else resolve(handle.view().slice(start, start + length));
       });
     });
@@ -215,9 +215,10 @@ export class CpuBackend implements Backend<CpuBuffer> {
     if (this.#closed) return;
     const kernels = this.#kernels;
     if (kernels !== null && this.threads > 1 && this.#large(call) && wasmEligible(kernels, call)) {
-      this.#pool ??= KernelPool.create(kernels, this.threads);
-      const ready = this.#pool?.broken === false ? prepareWasm(kernels, call, this.threads) : null;
-      if (ready !== null) return this.#dispatch(this.#pool!, ready, call);
+      if (this.#pool === undefined) this.#pool = KernelPool.create(kernels, this.threads);
+      const pool = this.#pool;
+      const ready = pool !== null && !pool.broken ? prepareWasm(kernels, call, this.threads) : null;
+      if (ready !== null) return this.#dispatch(pool!, ready, call);
     }
     try {
       this.#launchHere(call);
@@ -270,7 +271,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
   /** The CPU kernels are deterministic whatever the mode. */
   setDeterministic(_on: boolean): void {}
 
-  /** Waits for the queued work; rejects when some of it failed. */
+  /** Waits for the queued work; rejects when some of it failed (once per failure). */
   synchronize(): Promise<void> {
     if (!this.#queue.busy) {
       return this.#failure === null ? RESOLVED : Promise.reject(this.#takeFailure());

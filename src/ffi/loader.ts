@@ -1,11 +1,20 @@
 /**
- * Finds and opens CANN's three libraries, lazily and once per folder per process.
+ * Finds and opens CANN's libraries, lazily and once per folder per process.
  *
- * Search order: the `libDir` option, `ACLNN_LIB_DIR`, `$ASCEND_HOME_PATH/lib64`,
- * `/usr/local/Ascend/ascend-toolkit/latest/lib64`, `/usr/local/Ascend/cann/lib64`, then the system loader
- * (bare names, resolved through `LD_LIBRARY_PATH` as set by CANN's `set_env.sh`). In a folder the
- * libraries are opened by absolute path in dependency order, so their `DT_NEEDED` entries resolve to the
- * copies already loaded even though a running process cannot change its own `LD_LIBRARY_PATH`.
+ * The search ({@link searchPlan}): the `libDir` option alone when given, else `$ACLNN_LIB_DIR` alone
+ * when set (both are explicit choices, so neither falls through to another CANN), else the CANN roots
+ * CANN's own samples probe (`hicann/runtime` `example/common/resolve_cann_env.sh`): `$ASCEND_HOME_PATH`,
+ * `$ASCEND_INSTALL_PATH`, `$HOME/Ascend/cann`, `$HOME/Ascend/ascend-toolkit/latest`,
+ * `/usr/local/Ascend/cann`, `/usr/local/Ascend/ascend-toolkit/latest`, `/opt/Ascend/cann`, each as
+ * `<root>/lib64` (or `<root>/<arch>-linux/lib64`), then the system loader (bare names, resolved through
+ * `LD_LIBRARY_PATH` as set by CANN's `set_env.sh`).
+ *
+ * In a folder the libraries are opened by absolute path in dependency order, so their `DT_NEEDED`
+ * entries resolve to the copies already loaded although a running process cannot change its own
+ * `LD_LIBRARY_PATH`. The operators come from the first of `libopapi.so` (the all-in-one library of
+ * older CANN) and `libopapi_cv.so` (newer CANN splits the operators by repository, the upsample ops
+ * living in ops-cv: `hicann/ops-cv` `docs/zh/op_api_list.md`) that has any upsample operator: a
+ * `libopapi.so` that loads without them does not end the search.
  *
  * @module
  */
@@ -20,10 +29,14 @@ import {
 } from "./symbols.ts";
 import { LibraryLoadError } from "./status.ts";
 
-/** The three opened libraries. */
+/** The opened libraries. */
 export interface CannLibraries {
-  /** Where they were found (`"(system loader)"` for bare names). */
+  /** Folder they were found in (`"(system loader)"` for bare names). */
   readonly dir: string;
+  /** Where that folder came from, e.g. `"libDir"`, `"$ASCEND_HOME_PATH"`, `"standard path"`. */
+  readonly source: string;
+  /** Path (or name) of the opened runtime library. */
+  readonly aclPath: string;
   /** Path (or name) of the opened operator library, for messages. */
   readonly opapiPath: string;
   /** libascendcl symbols. */
@@ -34,84 +47,258 @@ export interface CannLibraries {
   readonly opapi: OpapiLib;
 }
 
+/** One folder to try. */
+export interface SearchCandidate {
+  /** The folder (`"(system loader)"` for bare names). */
+  readonly dir: string;
+  /** Where it came from, e.g. `"$ASCEND_HOME_PATH"`. */
+  readonly source: string;
+  /** A CANN root this folder belongs to: reported as missing instead of the folder. */
+  readonly root?: string;
+}
+
+/** What to search for a `libDir` option, and what the environment asked for. */
+export interface SearchPlan {
+  /** The folders to try, in order. */
+  readonly candidates: readonly SearchCandidate[];
+  /** `"libDir"` or `"ACLNN_LIB_DIR"` when one folder was chosen explicitly (no other is tried). */
+  readonly exclusive: "libDir" | "ACLNN_LIB_DIR" | undefined;
+  /** What points at a CANN (`libDir`, `$ACLNN_LIB_DIR`, `$ASCEND_HOME_PATH`), if anything. */
+  readonly requestedBy: string | undefined;
+  /** Environment variables that could not be read (no `--allow-env` for them). */
+  readonly unreadableEnv: readonly string[];
+}
+
+/** Name of the pseudo-folder "bare library names, found by the system loader". */
+export const SYSTEM_LOADER = "(system loader)";
 const ACL_NAMES = ["libascendcl.so", "libacl_rt.so"];
 const NNOPBASE_NAMES = ["libnnopbase.so"];
 const OPAPI_NAMES = ["libopapi.so", "libopapi_cv.so"];
-const SYSTEM = "(system loader)";
+const UPSAMPLE_PHASE1 = Object.keys(OPAPI_SYMBOLS).filter((name) => name.endsWith("WorkspaceSize"));
+const LIBRARIES = "libascendcl.so, libnnopbase.so and libopapi.so (or libopapi_cv.so)";
+/** The fix for "nothing found" when the user made no explicit choice. */
+export const SET_ENV_FIX = "source your CANN's set_env.sh (e.g. `source " +
+  "/usr/local/Ascend/ascend-toolkit/set_env.sh` or `source /usr/local/Ascend/cann/set_env.sh`), or " +
+  `set ACLNN_LIB_DIR to the folder holding ${LIBRARIES}`;
 
 // Opened libraries are never closed: CANN keeps threads and global state alive until process exit.
 const opened = new Map<string, CannLibraries>();
 
-function envVar(name: string, attempts: string[]): string | undefined {
+function readEnv(name: string, unreadable: string[]): string | undefined {
+  // Query first: a plain Deno.env.get would prompt on a terminal, which a library must not do.
+  if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
+    unreadable.push(name);
+    return undefined;
+  }
+  return Deno.env.get(name) || undefined;
+}
+
+/**
+ * The folders to try for a `libDir` option, in order, with what the environment asked for.
+ *
+ * @example
+ * ```ts
+ * import { searchPlan } from "./loader.ts";
+ * searchPlan("/opt/cann/lib64").candidates.length; // 1: libDir is exclusive
+ * ```
+ */
+export function searchPlan(libDir?: string): SearchPlan {
+  const unreadableEnv: string[] = [];
+  const fromEnv = readEnv("ACLNN_LIB_DIR", unreadableEnv);
+  const home = readEnv("ASCEND_HOME_PATH", unreadableEnv);
+  if (libDir) {
+    return {
+      candidates: [{ dir: libDir, source: "libDir" }],
+      exclusive: "libDir",
+      requestedBy: "the libDir option",
+      unreadableEnv,
+    };
+  }
+  if (fromEnv) {
+    return {
+      candidates: [{ dir: fromEnv, source: "$ACLNN_LIB_DIR" }],
+      exclusive: "ACLNN_LIB_DIR",
+      requestedBy: "$ACLNN_LIB_DIR",
+      unreadableEnv,
+    };
+  }
+  const userHome = readEnv("HOME", []);
+  const roots: Array<[string | undefined, string]> = [
+    [home, "$ASCEND_HOME_PATH"],
+    [readEnv("ASCEND_INSTALL_PATH", []), "$ASCEND_INSTALL_PATH"],
+    [userHome && `${userHome}/Ascend/cann`, "standard path"],
+    [userHome && `${userHome}/Ascend/ascend-toolkit/latest`, "standard path"],
+    ["/usr/local/Ascend/cann", "standard path"],
+    ["/usr/local/Ascend/ascend-toolkit/latest", "standard path"],
+    ["/opt/Ascend/cann", "standard path"],
+  ];
+  const seen = new Set<string>();
+  const candidates: SearchCandidate[] = [];
+  for (const [root, source] of roots) {
+    if (root === undefined) continue;
+    const trimmed = root.replace(/\/+$/, "") || "/";
+    if (seen.has(trimmed)) continue;
+    seen.add(trimmed);
+    candidates.push({ dir: `${trimmed}/lib64`, source, root: trimmed });
+  }
+  candidates.push({ dir: SYSTEM_LOADER, source: "system loader" });
+  return {
+    candidates,
+    exclusive: undefined,
+    requestedBy: home ? "$ASCEND_HOME_PATH" : undefined,
+    unreadableEnv,
+  };
+}
+
+/**
+ * Throws `NotCapable` unless `--allow-ffi` is granted unscoped: a path-scoped grant (or one given at a
+ * prompt) lets `Deno.dlopen` through, but Deno's pointer APIs (`Deno.UnsafePointer`,
+ * `Deno.UnsafePointerView`), which the binding needs for strings and handles, then throw.
+ *
+ * @throws {Deno.errors.NotCapable} naming the flag to use
+ * @example
+ * ```ts
+ * import { checkFfiPermission } from "./loader.ts";
+ * try {
+ *   checkFfiPermission();
+ * } catch (error) {
+ *   console.log((error as Error).message);
+ * }
+ * ```
+ */
+export function checkFfiPermission(): void {
+  if (Deno.permissions.querySync({ name: "ffi" }).state === "granted") return;
+  throw new Deno.errors.NotCapable(
+    "the NPU path needs --allow-ffi without a path: Deno's pointer APIs (Deno.UnsafePointer, " +
+      "Deno.UnsafePointerView) refuse a path-scoped --allow-ffi=<path> and a grant given at a prompt\nfix: run with --allow-ffi (plus --allow-env --allow-read for the library search)",
+  );
+}
+
+function canRead(path: string): boolean {
+  return Deno.permissions.querySync({ name: "read", path }).state === "granted";
+}
+
+// "exists" | "missing" | "unknown" (no read permission: let the loader tell).
+function probe(path: string, directory: boolean): "exists" | "missing" | "unknown" {
+  if (!canRead(path)) return "unknown";
   try {
-    return Deno.env.get(name) || undefined;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotCapable) {
-      attempts.push(`$${name}: not readable without --allow-env`);
-      return undefined;
-    }
-    throw error;
+    const info = Deno.statSync(path);
+    return directory && !info.isDirectory ? "missing" : "exists";
+  } catch {
+    return "missing";
   }
 }
 
 /**
- * The folders to try, in order, for a given `libDir` option.
+ * The loader's message without Deno's repeated "Could not open library:" prefixes and the path.
  *
  * @example
  * ```ts
- * import { candidateDirs } from "./loader.ts";
- * candidateDirs("/opt/cann/lib64", []).at(-1); // "(system loader)"
+ * import { loaderReason } from "./loader.ts";
+ * loaderReason("Could not open library: Could not open library: /x/a.so: invalid ELF header", "/x/a.so");
+ * // "invalid ELF header"
  * ```
  */
-export function candidateDirs(libDir: string | undefined, attempts: string[]): string[] {
-  const dirs: string[] = [];
-  if (libDir) dirs.push(libDir);
-  const fromEnv = envVar("ACLNN_LIB_DIR", attempts);
-  if (fromEnv) dirs.push(fromEnv);
-  const home = envVar("ASCEND_HOME_PATH", attempts);
-  if (home) dirs.push(`${home.replace(/\/+$/, "")}/lib64`);
-  dirs.push(
-    "/usr/local/Ascend/ascend-toolkit/latest/lib64",
-    "/usr/local/Ascend/cann/lib64",
-    SYSTEM,
-  );
-  return [...new Set(dirs)];
+export function loaderReason(message: string, path: string): string {
+  let reason = message.split("\n")[0];
+  while (reason.startsWith("Could not open library: ")) {
+    reason = reason.slice("Could not open library: ".length);
+  }
+  if (reason.startsWith(`${path}: `)) reason = reason.slice(path.length + 2);
+  return reason;
 }
 
+function joinPath(dir: string, name: string): string {
+  return dir === SYSTEM_LOADER ? name : `${dir.replace(/\/+$/, "")}/${name}`;
+}
+
+interface Opened<S extends Deno.ForeignLibraryInterface> {
+  readonly lib: Deno.DynamicLibrary<S>;
+  readonly path: string;
+}
+
+// Opens the first of `names` in `dir`; records one line per failure (one line when none exists).
 function openFirst<S extends Deno.ForeignLibraryInterface>(
   dir: string,
   names: readonly string[],
   symbols: S,
   attempts: string[],
-): { lib: Deno.DynamicLibrary<S>; path: string } | null {
+  accept: (lib: Deno.DynamicLibrary<S>) => string | null = () => null,
+): Opened<S> | null {
+  const missing: string[] = [];
   for (const name of names) {
-    const path = dir === SYSTEM ? name : `${dir.replace(/\/+$/, "")}/${name}`;
+    const path = joinPath(dir, name);
+    if (dir !== SYSTEM_LOADER && probe(path, false) === "missing") {
+      missing.push(path);
+      continue;
+    }
+    let lib: Deno.DynamicLibrary<S>;
     try {
-      return { lib: Deno.dlopen(path, symbols), path };
+      lib = Deno.dlopen(path, symbols);
     } catch (error) {
       if (error instanceof Deno.errors.NotCapable) throw error;
-      attempts.push(`${path}: ${(error as Error).message.split("\n")[0]}`);
+      const reason = loaderReason((error as Error).message, path);
+      if (/cannot open shared object file: No such file/.test(reason)) missing.push(path);
+      else attempts.push(`${path}: ${reason}`);
+      continue;
     }
+    const refusal = accept(lib);
+    if (refusal === null) return { lib, path };
+    attempts.push(`${path}: ${refusal}`);
+    lib.close();
+  }
+  if (missing.length > 0) {
+    const [first, ...others] = missing;
+    const also = others.map((path) => path.slice(path.lastIndexOf("/") + 1));
+    const nor = also.length ? ` (nor ${also.join(", ")})` : "";
+    attempts.push(
+      dir === SYSTEM_LOADER
+        ? `${first}${nor}: not found by the system loader (LD_LIBRARY_PATH, ld.so.cache)`
+        : `${first}: no such file${nor}`,
+    );
   }
   return null;
 }
 
-function openDir(dir: string, attempts: string[]): CannLibraries | null {
+function hasUpsampleOps(lib: Deno.DynamicLibrary<typeof OPAPI_SYMBOLS>): string | null {
+  const symbols = lib.symbols as unknown as Record<string, unknown>;
+  return UPSAMPLE_PHASE1.some((name) => symbols[name] !== null)
+    ? null
+    : "loads, but has none of the upsample operators (aclnnUpsample*Backward)";
+}
+
+function openFolder(candidate: SearchCandidate, attempts: string[]): CannLibraries | null {
+  let { dir } = candidate;
+  const chosen = candidate.source === "libDir" || candidate.source.startsWith("$");
+  const from = chosen ? ` (from ${candidate.source})` : "";
+  if (dir !== SYSTEM_LOADER) {
+    if (candidate.root !== undefined && probe(candidate.root, true) === "missing") {
+      attempts.push(`${candidate.root}: no such folder${from}`);
+      return null;
+    }
+    if (probe(dir, true) === "missing") {
+      // CANN 8 keeps the real folder under <root>/<arch>-linux/; lib64 is usually a link to it.
+      const arch = candidate.root && `${candidate.root}/${Deno.build.arch}-linux/lib64`;
+      if (!arch || probe(arch, true) !== "exists") {
+        attempts.push(`${dir}: no such folder${from}`);
+        return null;
+      }
+      dir = arch;
+    }
+  }
   const acl = openFirst(dir, ACL_NAMES, ACL_SYMBOLS, attempts);
   if (!acl) return null;
   const nnopbase = openFirst(dir, NNOPBASE_NAMES, NNOPBASE_SYMBOLS, attempts);
-  if (!nnopbase) {
-    acl.lib.close();
-    return null;
-  }
-  const opapi = openFirst(dir, OPAPI_NAMES, OPAPI_SYMBOLS, attempts);
-  if (!opapi) {
-    nnopbase.lib.close();
+  const opapi = nnopbase && openFirst(dir, OPAPI_NAMES, OPAPI_SYMBOLS, attempts, hasUpsampleOps);
+  if (!nnopbase || !opapi) {
+    nnopbase?.lib.close();
     acl.lib.close();
     return null;
   }
   return {
     dir,
+    source: candidate.source,
+    aclPath: acl.path,
     opapiPath: opapi.path,
     acl: acl.lib.symbols,
     nnopbase: nnopbase.lib.symbols,
@@ -119,42 +306,67 @@ function openDir(dir: string, attempts: string[]): CannLibraries | null {
   };
 }
 
+/** The fix line of a failed search. */
+function fixFor(plan: SearchPlan): string {
+  const env = plan.unreadableEnv.length > 0
+    ? ` (${plan.unreadableEnv.join(", ")} could not be read: run with --allow-env)`
+    : "";
+  if (plan.exclusive === "libDir") {
+    return `pass as libDir the folder holding ${LIBRARIES} (a CANN's lib64, e.g. ` +
+      "/usr/local/Ascend/ascend-toolkit/latest/lib64)";
+  }
+  if (plan.exclusive === "ACLNN_LIB_DIR") {
+    return `set ACLNN_LIB_DIR to the folder holding ${LIBRARIES}, or unset it to search CANN's ` +
+      "standard places";
+  }
+  return `${SET_ENV_FIX}${env}`;
+}
+
 /**
- * Opens CANN from the first folder of the search list that holds all three libraries.
+ * Opens CANN for a `libDir` option: that folder alone, else the search of {@link searchPlan}.
  *
- * @throws {LibraryLoadError} listing every path tried and why it failed
- * @throws {Deno.errors.NotCapable} without `--allow-ffi`
+ * @throws {LibraryLoadError} listing every path tried with its reason, and the fix
+ * @throws {Deno.errors.NotCapable} without an unscoped `--allow-ffi`
  * @example
  * ```ts ignore
  * import { loadCann } from "./loader.ts";
  * const cann = loadCann("/usr/local/Ascend/ascend-toolkit/latest/lib64");
- * console.log(cann.dir);
+ * console.log(cann.dir, cann.opapiPath);
  * ```
  */
 export function loadCann(libDir?: string): CannLibraries {
-  const attempts: string[] = [];
-  return loadCannFrom(candidateDirs(libDir, attempts), attempts);
+  checkFfiPermission();
+  const plan = searchPlan(libDir);
+  return openFirstFolder(plan.candidates, fixFor(plan));
 }
 
 /**
- * Opens CANN from the first of `dirs` that holds all three libraries (`"(system loader)"` for bare names).
+ * Opens CANN from the first of `dirs` that holds all its libraries (`"(system loader)"` for bare
+ * names); no other folder is tried.
  *
- * @throws {LibraryLoadError} listing `attempts` plus every path tried here
+ * @throws {LibraryLoadError} listing every path tried with its reason
  * @example
  * ```ts ignore
  * import { loadCannFrom } from "./loader.ts";
  * loadCannFrom(["/opt/cann/lib64"]);
  * ```
  */
-export function loadCannFrom(dirs: readonly string[], attempts: string[] = []): CannLibraries {
-  for (const dir of dirs) {
-    const cached = opened.get(dir);
+export function loadCannFrom(dirs: readonly string[]): CannLibraries {
+  checkFfiPermission();
+  const candidates = dirs.map((dir) => ({ dir, source: "given" }));
+  return openFirstFolder(candidates, `list the folder holding ${LIBRARIES}`);
+}
+
+function openFirstFolder(candidates: readonly SearchCandidate[], fix: string): CannLibraries {
+  const attempts: string[] = [];
+  for (const candidate of candidates) {
+    const cached = opened.get(candidate.dir);
     if (cached) return cached;
-    const libs = openDir(dir, attempts);
+    const libs = openFolder(candidate, attempts);
     if (libs) {
-      opened.set(dir, libs);
+      opened.set(candidate.dir, libs);
       return libs;
     }
   }
-  throw new LibraryLoadError(attempts);
+  throw new LibraryLoadError(attempts, { fix });
 }

@@ -61,8 +61,14 @@ export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
     if (options.deviceId >= count[0]) {
       const message = `deviceId ${options.deviceId} is out of range: CANN in ${libs.dir} reports ` +
         `${count[0]} device(s)`;
-      if (options.probe) throw new LibraryLoadError([message], "no usable NPU");
-      throw new RangeError(`Device.open: ${message}`);
+      const fix = count[0] === 0
+        ? "no NPU is visible: check the driver and the devices with `npu-smi info` (and " +
+          "ASCEND_RT_VISIBLE_DEVICES, which hides devices)"
+        : `use a deviceId below ${count[0]} (\`npu-smi info\` lists the NPUs)`;
+      if (options.probe) {
+        throw new LibraryLoadError([], { summary: `no usable NPU: ${message}`, fix });
+      }
+      throw new RangeError(`Device.open: ${message}; fix: ${fix}`);
     }
     runtime.check(acl.aclrtSetDevice(options.deviceId), "aclrtSetDevice");
     deviceSet = true;

@@ -140,27 +140,41 @@ export class DeviceMemoryError extends AclError {
 }
 
 /**
- * CANN's libraries could not be loaded: the message lists every path tried and why each failed.
+ * CANN's libraries could not be loaded, or no usable NPU was found. The message lists each path tried
+ * once with its own reason (a missing folder, a missing file, the loader's message) and ends with a
+ * line saying how to fix it.
  *
  * @example
  * ```ts
  * import { LibraryLoadError } from "./status.ts";
- * const error = new LibraryLoadError(["/opt/x/libascendcl.so: not found"]);
- * console.log(error.attempts.length); // 1
+ * const error = new LibraryLoadError(["/opt/x/lib64: no such folder"], {
+ *   fix: "set ACLNN_LIB_DIR to the folder holding libascendcl.so",
+ * });
+ * console.log(error.attempts.length, error.fix); // 1 "set ACLNN_LIB_DIR to the folder holding libascendcl.so"
  * ```
  */
 export class LibraryLoadError extends Error {
   /** One line per path tried: the path and why it failed. */
   readonly attempts: readonly string[];
+  /** How to fix it (the message's last line, without its `fix: ` prefix). */
+  readonly fix: string;
 
-  /** Builds the error from the list of attempts. */
+  /**
+   * Builds the error from the list of attempts; `summary` is the first line (default: CANN could not
+   * be loaded), `fix` the last.
+   */
   constructor(
     attempts: readonly string[],
-    summary = "could not load CANN (libascendcl, libnnopbase, libopapi)",
+    { summary = "could not load CANN (libascendcl, libnnopbase, libopapi)", fix = "" }: {
+      summary?: string;
+      fix?: string;
+    } = {},
   ) {
-    super(`${summary}; tried:\n  ${attempts.join("\n  ")}`);
+    const tried = attempts.length > 0 ? `; tried:\n  ${attempts.join("\n  ")}` : "";
+    super(`${summary}${tried}${fix ? `\nfix: ${fix}` : ""}`);
     this.name = "LibraryLoadError";
     this.attempts = attempts;
+    this.fix = fix;
   }
 }
 

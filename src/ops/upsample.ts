@@ -59,7 +59,7 @@ export interface UpsampleBilinear2dBackwardOptions extends UpsampleNearestExact2
  * @throws {AclError} on an NPU runtime failure
  * @example
  * ```ts
- * import { Device, upsampleNearestExact1dBackward } from "../../mod.ts";
+ * import { Device, upsampleNearestExact1dBackward } from "@aclnn/upsample";
  * using device = Device.open({ backend: "cpu" });
  * using grad = device.tensor([1, 2, 3, 4], [1, 1, 4]);
  * using gradInput = upsampleNearestExact1dBackward(grad, { outputSize: [4], inputSize: [1, 1, 2] });
@@ -83,7 +83,7 @@ export function upsampleNearestExact1dBackward(
  * @throws {AclError} on an NPU runtime failure
  * @example
  * ```ts
- * import { Device, upsampleNearestExact2dBackward } from "../../mod.ts";
+ * import { Device, upsampleNearestExact2dBackward } from "@aclnn/upsample";
  * using device = Device.open({ backend: "cpu" });
  * using grad = device.tensor(new Array(16).fill(1), [1, 1, 4, 4]);
  * using gradInput = upsampleNearestExact2dBackward(grad, {
@@ -108,7 +108,7 @@ export function upsampleNearestExact2dBackward(
  * @throws {AclError} on an NPU runtime failure
  * @example
  * ```ts
- * import { Device, upsampleBilinear2dBackward } from "../../mod.ts";
+ * import { Device, upsampleBilinear2dBackward } from "@aclnn/upsample";
  * using device = Device.open({ backend: "cpu" });
  * using grad = device.tensor(new Array(16).fill(1), [1, 1, 4, 4]);
  * using gradInput = upsampleBilinear2dBackward(grad, {

@@ -68,7 +68,7 @@ export function isTensor(value: unknown): value is Tensor {
  *
  * @example
  * ```ts
- * import { Device } from "../../mod.ts";
+ * import { Device } from "@aclnn/upsample";
  * using device = Device.open({ backend: "cpu" });
  * using x = device.tensor([1, 2, 3, 4, 5, 6], [2, 3]);
  * using xt = x.transpose(0, 1);

@@ -1,55 +1,89 @@
 /*
- * Bilinear 2d backward: PyTorch >= 2.0 CPU semantics in float32 (opmath). Per dimension the
- * source index and weights come from area_pixel_compute_source_index with the float32 scale chosen
- * in phase 1; in == out is the identity. Per output pixel, row-major, four updates in the order
- * 00, 01, 10, 11: acc += (lh * lw) * g, into a float32 plane buffer, rounded once when written.
- * Compiled with -ffp-contract=off, so no update turns into an FMA.
- * V1 emulates an A2 chip: no BF16 and scales ignored (derived from sizes); V2 accepts BF16 and
- * honours a scale when outputSize == floor(inputSize * scale).
+ * Bilinear 2d backward, V1 and V2, as an Atlas A2/A3 (DAV_2201) device runs them. Sources in ops-cv:
+ *  - image/upsample_bilinear2d_grad/op_host/op_api/aclnn_upsample_bilinear_2d_backward_v2.cpp (V2):
+ *    check order; out must be NCHW or NHWC; an NHWC gradOutput has dims (N, H, W, C) and inputSize
+ *    (N, H, W, C) and is computed channels-last (DoBilinearGradNHWC). Routing: equal sizes, or a scale
+ *    check that passes (no scale given, or BOTH dims satisfy out == floor(in * scale)) together with
+ *    CheckMinScale (1/scale or in/out >= 0.01 on both dims) run the UpsampleBilinear2dGrad kernel with
+ *    the scales 1/scale (0 = derive from sizes); anything else falls back to ResizeBilinearV2Grad,
+ *    which derives both scales from the sizes (a scale on one dimension only is ignored for both).
+ *  - image/resize_bilinear_v2_grad/op_api/aclnn_upsample_bilinear_2d_backward.cpp (V1): no scales on
+ *    A2; equal sizes are a plain view copy (any dtype, so BF16 too); otherwise FLOAT/FLOAT16 only and
+ *    ResizeBilinearV2Grad. CheckShape reads out's dims channels-last unless out is NCHW;
+ *    ChecksInputElement reads gradOutput's dims channels-last when it is NHWC.
+ *  - common/stub/op_api/aclnn_kernels/common/op_error_check.h (CheckNCDimValid): gradOutput must be
+ *    NCHW or NHWC in both ops, with N and C equal to out's.
+ *  - image/upsample_bilinear2d_grad/op_host/upsample_bilinear2d_grad_tiling.cpp (compute_scale_value)
+ *    and op_kernel/upsample_bilinear2d_grad_kernel.h (calculateIntermediateTensorX/Y, setRadioValueW/H):
+ *    kernel scale s = align ? (in - 1) / (out - 1) (0 when out <= 1) : the given 1/scale, else in/out;
+ *    src = align ? o * s : max((o + 0.5) * s - 0.5, 0) in float32; cell floor(src) gets 1 - lambda and
+ *    the next cell lambda = src - floor(src); the last cell gets weight 1.0; cells past the end get
+ *    nothing. Summed by the two-pass structure of kernels.c.
+ *  - ResizeBilinearV2Grad on A2 is the built-in TBE kernel ResizeBilinearV2Grad5Hd (NC1HWC0), whose
+ *    source is not public. Its weights are taken from the same op as ops-cv implements it for
+ *    Ascend 950 (image/resize_bilinear_v2_grad/op_kernel/arch35/resize_bilinear_v2_grad_simt.h,
+ *    SimtCompute): src clamped at 0, left = min(floor(src), in - 1), lambda clamped to [0, 1], right =
+ *    left + 1 except at the end, and four atomic adds (dx1 * dy1) * g, (dx * dy1) * g, (dx1 * dy) * g,
+ *    (dx * dy) * g; scale (in - 1) / (out - 1) (0 when out <= 1) with align_corners, else in / out.
+ *    The order of the atomic adds is not specified; here gradient elements are added row-major.
  */
 #include "dtype.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-typedef struct {
-    int64_t i0, i1;
-    float l0, l1;
-} emu_lin;
-
-static void build_weights(emu_lin *t, int64_t out, int64_t in, float s, int align)
+/* UpsampleBilinear2dGrad's taps for one dimension (see the header comment). */
+static void bilinear_grad_taps(emu_tap *t, int64_t out, int64_t in, float s, int align)
 {
     for (int64_t o = 0; o < out; o++) {
-        if (in == out) {
-            t[o] = (emu_lin){o, o, 1.0f, 0.0f};
-            continue;
-        }
-        float r;
-        if (align) {
-            r = s * (float)o;
+        float src = align ? (float)o * s : ((float)o + 0.5f) * s - 0.5f;
+        src = src > 0.0f ? src : 0.0f;
+        float f = floorf(src);
+        float lambda = src - f;
+        int64_t i0 = (int64_t)f;
+        if (i0 > in - 1) {
+            t[o] = (emu_tap){-1, -1, 0.0f, 0.0f};
+        } else if (i0 == in - 1) {
+            t[o] = (emu_tap){(int32_t)i0, -1, 1.0f, 0.0f};
         } else {
-            r = s * ((float)o + 0.5f) - 0.5f;
-            r = r < 0.0f ? 0.0f : r;
+            t[o] = (emu_tap){(int32_t)i0, (int32_t)(i0 + 1), 1.0f - lambda, lambda};
         }
-        int64_t i0 = (int64_t)floorf(r);
-        i0 = i0 < in - 1 ? i0 : in - 1;
-        float l1 = r - (float)i0;
-        l1 = l1 > 0.0f ? l1 : 0.0f; /* std::min(std::max(x, 0), 1) */
-        l1 = l1 < 1.0f ? l1 : 1.0f;
-        t[o] = (emu_lin){i0, i0 + (i0 < in - 1 ? 1 : 0), 1.0f - l1, l1};
     }
 }
 
-int emu_bilinear_run(const void *params, void *workspace, char *msg, size_t msglen)
+int emu_bilinear_grad_run(const emu_op_params *p, char *msg, size_t msglen)
 {
-    (void)workspace;
-    const emu_op_params *p = params;
-    if (p->N == 0 || p->C == 0) {
-        return 0;
+    emu_tap *th = malloc((size_t)(p->outH + p->outW) * sizeof *th);
+    if (th == NULL) {
+        snprintf(msg, msglen, "out of host memory for the kernel's weight tables");
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
-    emu_lin *th = malloc((size_t)(p->outH + p->outW) * sizeof *th);
+    emu_tap *tw = th + p->outH;
+    bilinear_grad_taps(th, p->outH, p->inH, p->sH, p->align_corners);
+    bilinear_grad_taps(tw, p->outW, p->inW, p->sW, p->align_corners);
+    int rc = emu_two_pass(p, th, tw, emu_float_equal(p->sH, 1.0f), emu_float_equal(p->sW, 1.0f), NULL, msg,
+                          msglen);
+    free(th);
+    return rc;
+}
+
+/* ResizeBilinearV2Grad's taps for one dimension: i1 == i0 at the end (both weights go there). */
+static void resize_grad_taps(emu_tap *t, int64_t out, int64_t in, float s, int align)
+{
+    for (int64_t o = 0; o < out; o++) {
+        float src = align ? (float)o * s : ((float)o + 0.5f) * s - 0.5f;
+        src = src < 0.0f ? 0.0f : src;
+        int64_t i0 = (int64_t)floorf(src);
+        i0 = i0 < in - 1 ? i0 : in - 1;
+        float lambda = fminf(fmaxf(src - (float)i0, 0.0f), 1.0f);
+        t[o] = (emu_tap){(int32_t)i0, (int32_t)(i0 < in - 1 ? i0 + 1 : i0), 1.0f - lambda, lambda};
+    }
+}
+
+int emu_resize_grad_run(const emu_op_params *p, char *msg, size_t msglen)
+{
+    emu_tap *th = malloc((size_t)(p->outH + p->outW) * sizeof *th);
     float *acc = malloc((size_t)(p->inH * p->inW) * sizeof *acc);
     if (th == NULL || acc == NULL) {
         free(th);
@@ -57,33 +91,32 @@ int emu_bilinear_run(const void *params, void *workspace, char *msg, size_t msgl
         snprintf(msg, msglen, "out of host memory for the kernel's scratch buffers");
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
-    emu_lin *tw = th + p->outH;
-    build_weights(th, p->outH, p->inH, p->sH, p->align_corners);
-    build_weights(tw, p->outW, p->inW, p->sW, p->align_corners);
-
+    emu_tap *tw = th + p->outH;
+    resize_grad_taps(th, p->outH, p->inH, p->sH, p->align_corners);
+    resize_grad_taps(tw, p->outW, p->inW, p->sW, p->align_corners);
     const emu_view *g = &p->go, *o = &p->out;
-    size_t plane = (size_t)(p->inH * p->inW);
-    int64_t W = p->inW;
+    const int64_t W = p->inW;
     for (int64_t n = 0; n < p->N; n++) {
         for (int64_t c = 0; c < p->C; c++) {
-            memset(acc, 0, plane * sizeof *acc);
+            for (int64_t k = 0; k < p->inH * W; k++) {
+                acc[k] = 0.0f;
+            }
             int64_t gb = g->offset + n * g->strides[0] + c * g->strides[1];
             for (int64_t oh = 0; oh < p->outH; oh++) {
-                const emu_lin h = th[oh];
-                int64_t gr = gb + oh * g->strides[2];
+                const emu_tap y = th[oh];
                 for (int64_t ow = 0; ow < p->outW; ow++) {
-                    const emu_lin w = tw[ow];
-                    float v = emu_load(g->data, g->dtype, gr + ow * g->strides[3]);
-                    acc[h.i0 * W + w.i0] += (h.l0 * w.l0) * v;
-                    acc[h.i0 * W + w.i1] += (h.l0 * w.l1) * v;
-                    acc[h.i1 * W + w.i0] += (h.l1 * w.l0) * v;
-                    acc[h.i1 * W + w.i1] += (h.l1 * w.l1) * v;
+                    const emu_tap x = tw[ow];
+                    float v = emu_load(g->data, g->dtype, gb + oh * g->strides[2] + ow * g->strides[3]);
+                    acc[y.i0 * W + x.i0] += (x.w0 * y.w0) * v;
+                    acc[y.i0 * W + x.i1] += (x.w1 * y.w0) * v;
+                    acc[y.i1 * W + x.i0] += (x.w0 * y.w1) * v;
+                    acc[y.i1 * W + x.i1] += (x.w1 * y.w1) * v;
                 }
             }
             int64_t ob = o->offset + n * o->strides[0] + c * o->strides[1];
-            for (int64_t y = 0; y < p->inH; y++) {
-                for (int64_t x = 0; x < W; x++) {
-                    emu_store(o->data, o->dtype, ob + y * o->strides[2] + x * o->strides[3], acc[y * W + x]);
+            for (int64_t h = 0; h < p->inH; h++) {
+                for (int64_t w = 0; w < W; w++) {
+                    emu_store(o->data, o->dtype, ob + h * o->strides[2] + w * o->strides[3], acc[h * W + w]);
                 }
             }
         }
@@ -93,16 +126,200 @@ int emu_bilinear_run(const void *params, void *workspace, char *msg, size_t msgl
     return 0;
 }
 
-#define BILINEAR_FORMATS ((1ull << ACL_FORMAT_NCHW) | (1ull << ACL_FORMAT_NHWC) | (1ull << ACL_FORMAT_ND))
+/* ---- phase 1 ---- */
+
+static int sizes_same(const emu_args *a)
+{
+    for (int i = 0; i < 4; i++) {
+        if (a->go->dims[i] != a->is->values[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* gradOutput's dims against inputSize and outputSize read in one layout (channels-last or not). */
+static aclnnStatus check_grad_dims(const emu_op_spec *sp, const emu_args *a, int cl, const char *rule)
+{
+    const int64_t *is = a->is->values, *os = a->os->values;
+    int64_t inH = cl ? is[1] : is[2], inW = cl ? is[2] : is[3], C = cl ? is[3] : is[1];
+    int64_t full[4] = {is[0], C, os[0], os[1]};
+    if (cl) {
+        full[1] = os[0];
+        full[2] = os[1];
+        full[3] = C;
+    }
+    if (!(inH > 0 && inW > 0 && os[0] > 0 && os[1] > 0)) {
+        EMU_FAIL(ACLNN_ERR_PARAM_INVALID,
+                 "%s: Input and output sizes should be greater than 0, but got input (H: %lld, W: %lld) output (H: "
+                 "%lld, W: %lld)",
+                 sp->api, (long long)inH, (long long)inW, (long long)os[0], (long long)os[1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        if (a->go->dims[i] != full[i]) {
+            EMU_FAIL(ACLNN_ERR_PARAM_INVALID,
+                     "%s: Expected gradOutput to have the same shape as output (%s); output.size(%d) = %lld but got "
+                     "gradOutput.size(%d) = %lld",
+                     sp->api, rule, i, (long long)full[i], i, (long long)a->go->dims[i]);
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus check_ranks(const emu_op_spec *sp, const emu_args *a)
+{
+    if (a->go->ndim != 4 || a->out->ndim != 4) {
+        EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: %s must be 4D, got %lluD", sp->api,
+                 a->go->ndim != 4 ? "gradOutput" : "out",
+                 (unsigned long long)(a->go->ndim != 4 ? a->go->ndim : a->out->ndim));
+    }
+    if (a->is->size != 4 || a->os->size != 2) {
+        EMU_FAIL(ACLNN_ERR_PARAM_INVALID,
+                 "%s: It is expected input_size equals to 4 and output_size equals to 2, but got sizes %llu and %llu",
+                 sp->api, (unsigned long long)a->is->size, (unsigned long long)a->os->size);
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* CheckNCDimValid: gradOutput NCHW or NHWC, N and C (at that format's positions) equal to out's. */
+static aclnnStatus check_nc(const emu_op_spec *sp, const emu_args *a)
+{
+    int32_t f = a->go->format;
+    if (f != ACL_FORMAT_NCHW && f != ACL_FORMAT_NHWC) {
+        EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: Input and output format only support [NCHW, NHWC] format, got %s (%d)",
+                 sp->api, emu_format_name(f), f);
+    }
+    int c = f == ACL_FORMAT_NHWC ? 3 : 1;
+    if (a->go->dims[0] != a->out->dims[0] || a->go->dims[c] != a->out->dims[c]) {
+        EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: The selfDimN[%lld]/outDimN[%lld] or selfDimC[%lld]/outDimC[%lld] not "
+                 "equal", sp->api, (long long)a->go->dims[0], (long long)a->out->dims[0], (long long)a->go->dims[c],
+                 (long long)a->out->dims[c]);
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* out's dims are inputSize in both layouts (CheckShape in V1, CheckReduceOutShape in V2). */
+static aclnnStatus check_out_dims(const emu_op_spec *sp, const emu_args *a)
+{
+    for (int i = 0; i < 4; i++) {
+        if (a->out->dims[i] != a->is->values[i]) {
+            char x[160], y[160];
+            emu_shape_str(x, sizeof x, a->out->dims, 4);
+            emu_shape_str(y, sizeof y, a->is->values, 4);
+            EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: out shape %s must equal inputSize %s", sp->api, x, y);
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* The emulation stores FLOAT, FLOAT16 and BF16 only (the device also copies other dtypes when sizes match). */
+static aclnnStatus check_dtypes(const emu_op_spec *sp, const emu_args *a, int allow_bf16)
+{
+    return emu_check_dtypes(sp, a, allow_bf16 || sizes_same(a));
+}
+
+static float resize_scale(int64_t in, int64_t out, int align)
+{
+    if (align) {
+        return out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
+    }
+    return (float)in / (float)out;
+}
+
+static float kernel_scale(int64_t in, int64_t out, int align, double scale)
+{
+    if (align) {
+        return out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
+    }
+    float given = scale > 0 ? (float)(1.0 / scale) : 0.0f;
+    return given > 0 ? given : (float)in / (float)out;
+}
+
+/* V2's choice of the UpsampleBilinear2dGrad kernel over the ResizeBilinearV2Grad fallback. */
+static int v2_uses_kernel(const emu_args *a, int cl)
+{
+    if (sizes_same(a)) {
+        return 1;
+    }
+    const int64_t *is = a->is->values, *os = a->os->values;
+    int64_t in[2] = {cl ? is[1] : is[2], cl ? is[2] : is[3]};
+    if (fabs(a->scales[0]) > 1e-9 || fabs(a->scales[1]) > 1e-9) { /* ComputeCheckScale */
+        for (int d = 0; d < 2; d++) {
+            if ((double)os[d] != floor((double)in[d] * a->scales[d])) { /* NaN: never equal */
+                return 0;
+            }
+        }
+    }
+    for (int d = 0; d < 2; d++) { /* CheckMinScale */
+        double real = a->scales[d] > 0 ? 1.0 / a->scales[d] : (double)in[d] / (double)os[d];
+        if (real < 0.01) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *workspaceSize,
+                           aclOpExecutor **executor)
+{
+    const int v2 = sp->op == EMU_OP_BILINEAR_V2;
+    aclnnStatus rc = emu_check_handles(sp, a, workspaceSize, executor);
+    if (rc != ACLNN_SUCCESS || (rc = check_ranks(sp, a)) != ACLNN_SUCCESS) {
+        return rc;
+    }
+    const int go_cl = a->go->format == ACL_FORMAT_NHWC;
+    int out_cl;
+    if (v2) {
+        if (a->out->format != ACL_FORMAT_NCHW && a->out->format != ACL_FORMAT_NHWC) { /* CheckFormat */
+            EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: out format %s (%d) is not supported; expected NCHW or NHWC",
+                     sp->api, emu_format_name(a->out->format), a->out->format);
+        }
+        if ((rc = check_grad_dims(sp, a, go_cl, "gradOutput's format")) != ACLNN_SUCCESS ||
+            (rc = check_nc(sp, a)) != ACLNN_SUCCESS || (rc = check_dtypes(sp, a, 1)) != ACLNN_SUCCESS) {
+            return rc;
+        }
+        for (int i = 0; i < 4; i++) { /* CheckUplimit */
+            if (a->go->dims[i] > INT32_MAX) {
+                EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: GradOut sizes should not be greater than %d, got %lld",
+                         sp->api, INT32_MAX, (long long)a->go->dims[i]);
+            }
+        }
+        out_cl = go_cl; /* the NHWC path transposes gradOutput and transposes the result back */
+    } else {
+        out_cl = a->out->format != ACL_FORMAT_NCHW;
+        if ((rc = check_grad_dims(sp, a, out_cl, "out's format")) != ACLNN_SUCCESS ||
+            (rc = check_out_dims(sp, a)) != ACLNN_SUCCESS || (rc = check_dtypes(sp, a, 0)) != ACLNN_SUCCESS ||
+            (rc = check_grad_dims(sp, a, go_cl, "gradOutput's format")) != ACLNN_SUCCESS ||
+            (rc = check_nc(sp, a)) != ACLNN_SUCCESS) {
+            return rc;
+        }
+    }
+    if (emu_numel(a->go) == 0 || (v2 && emu_numel(a->out) == 0)) {
+        return emu_finish_empty(sp, workspaceSize, executor);
+    }
+    if ((rc = check_out_dims(sp, a)) != ACLNN_SUCCESS) {
+        return rc;
+    }
+    emu_op_params p = {.kernel = EMU_KERNEL_RESIZE_GRAD};
+    const int64_t *is = a->is->values, *os = a->os->values;
+    int64_t inH = go_cl ? is[1] : is[2], inW = go_cl ? is[2] : is[3];
+    if (!v2 && sizes_same(a)) {
+        p.kernel = EMU_KERNEL_COPY;
+    } else if (v2 && v2_uses_kernel(a, go_cl)) {
+        p.kernel = EMU_KERNEL_BILINEAR_GRAD;
+        p.sH = kernel_scale(inH, os[0], a->align, a->scales[0]);
+        p.sW = kernel_scale(inW, os[1], a->align, a->scales[1]);
+    } else {
+        p.sH = resize_scale(inH, os[0], a->align);
+        p.sW = resize_scale(inW, os[1], a->align);
+    }
+    return emu_finish(sp, a, &p, 2, go_cl, out_cl, workspaceSize, executor);
+}
 
 static const emu_op_spec spec_v1 = {
     .api = "aclnnUpsampleBilinear2dBackwardGetWorkspaceSize",
     .op_name = "aclnnUpsampleBilinear2dBackward",
-    .op = EMU_OP_BILINEAR,
-    .spatial = 2,
-    .allow_bf16 = 0,
-    .formats = BILINEAR_FORMATS,
-    .v2_scales = 0,
+    .op = EMU_OP_BILINEAR_V1,
 };
 
 aclnnStatus aclnnUpsampleBilinear2dBackwardGetWorkspaceSize(const aclTensor *gradOut, const aclIntArray *outputSize,
@@ -111,8 +328,8 @@ aclnnStatus aclnnUpsampleBilinear2dBackwardGetWorkspaceSize(const aclTensor *gra
                                                             uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     double scales[2] = {scalesH, scalesW};
-    return emu_prepare(&spec_v1, gradOut, outputSize, inputSize, scales, alignCorners, out, workspaceSize,
-                       executor);
+    emu_args a = {gradOut, outputSize, inputSize, scales, alignCorners, out};
+    return prepare(&spec_v1, &a, workspaceSize, executor);
 }
 
 aclnnStatus aclnnUpsampleBilinear2dBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -125,11 +342,7 @@ aclnnStatus aclnnUpsampleBilinear2dBackward(void *workspace, uint64_t workspaceS
 static const emu_op_spec spec_v2 = {
     .api = "aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSize",
     .op_name = "aclnnUpsampleBilinear2dBackwardV2",
-    .op = EMU_OP_BILINEAR,
-    .spatial = 2,
-    .allow_bf16 = 1,
-    .formats = BILINEAR_FORMATS,
-    .v2_scales = 1,
+    .op = EMU_OP_BILINEAR_V2,
 };
 
 aclnnStatus aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSize(const aclTensor *gradOut,
@@ -139,8 +352,8 @@ aclnnStatus aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSize(const aclTensor *g
                                                               uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     double scales[2] = {scalesH, scalesW};
-    return emu_prepare(&spec_v2, gradOut, outputSize, inputSize, scales, alignCorners, out, workspaceSize,
-                       executor);
+    emu_args a = {gradOut, outputSize, inputSize, scales, alignCorners, out};
+    return prepare(&spec_v2, &a, workspaceSize, executor);
 }
 
 aclnnStatus aclnnUpsampleBilinear2dBackwardV2(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,

@@ -28,9 +28,11 @@ static aclnnStatus check_workspace(const char *api, void *ws, uint64_t wsSize, u
     }
     uintptr_t base;
     uint64_t size;
-    if (ws == NULL) {
+    if (ws == NULL) { /* CommonOpExecutorRun: a NULL workspace that is needed is a NULL-pointer error */
         aclemu_set_error("%s: workspace is NULL but phase 1 asked for %llu bytes", api, (unsigned long long)need);
-    } else if (wsSize < need) {
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    if (wsSize < need) {
         aclemu_set_error("%s: workspaceSize %llu is smaller than the %llu bytes phase 1 asked for", api,
                          (unsigned long long)wsSize, (unsigned long long)need);
     } else if ((uintptr_t)ws % EMU_ALIGN != 0) {
@@ -69,6 +71,9 @@ static aclnnStatus launch(const char *api, void *ws, uint64_t wsSize, aclOpExecu
     if (rc != ACLNN_SUCCESS) {
         return rc;
     }
+    if (((const emu_op_params *)e->params)->kernel == EMU_KERNEL_NONE) {
+        return ACLNN_SUCCESS; /* empty tensors: phase 1 queued no kernel, so nothing is launched */
+    }
     int32_t fault = aclemu_fault_take_launch();
     if (fault != 0) {
         aclemu_set_error("%s: launch failed with %d (fault injected by aclemuFailNextLaunch)", api, fault);
@@ -104,9 +109,9 @@ static aclnnStatus launch(const char *api, void *ws, uint64_t wsSize, aclOpExecu
 aclnnStatus emu_launch(const char *api, void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                        aclrtStream stream)
 {
-    if (executor == NULL) {
+    if (executor == NULL) { /* 561103 (opbase docs/en/api/nnopbase/aclnn/common_api_return_codes.md) */
         aclemu_set_error("%s: executor is NULL", api);
-        return ACLNN_ERR_PARAM_NULLPTR;
+        return ACLNN_ERR_INNER_NULLPTR;
     }
     if (!aclemu_executor_live(executor)) {
         aclemu_set_error("%s: executor %p is not a live aclOpExecutor (already consumed by a phase 2, or "

@@ -4,7 +4,10 @@
 
 #include "internal.h"
 
-/* A tensor view as the kernels see it, always 4-D (N, C, H, W); 1-D ops get H = 1. */
+/*
+ * A tensor view as the kernels see it, always 4-D in (N, C, H, W) order: 1-D ops get H = 1, and a
+ * channels-last view (dims given as N, H, W, C) has its sizes and strides permuted into that order.
+ */
 typedef struct {
     unsigned char *data;
     int64_t offset;
@@ -15,40 +18,92 @@ typedef struct {
     uint64_t bytes;  /* bytes from lo to one past the last element */
 } emu_view;
 
-enum { EMU_OP_NEAREST_EXACT = 1, EMU_OP_BILINEAR = 2 };
+/* What a launch runs on the stream (chosen in phase 1, as the real op_api chooses its kernels). */
+enum {
+    EMU_KERNEL_NONE = 0,      /* empty tensors: phase 2 launches nothing */
+    EMU_KERNEL_NEAREST_EXACT, /* UpsampleNearestExact2dGrad: 0/1 matrices, W pass then H pass */
+    EMU_KERNEL_BILINEAR_GRAD, /* UpsampleBilinear2dGrad: weight matrices, W pass then H pass */
+    EMU_KERNEL_RESIZE_GRAD,   /* ResizeBilinearV2Grad: four weighted updates per gradient element */
+    EMU_KERNEL_COPY,          /* a view copy (bilinear V1 with equal sizes) */
+};
 
 typedef struct {
-    int op;
+    int kernel;
     emu_view go, out;
     int64_t N, C, inH, inW, outH, outW;
-    float sH, sW;       /* float32 scales: nearest index scale, or bilinear area_pixel scale */
-    int align_corners;  /* bilinear only */
-    uint64_t ws_size;   /* bytes of workspace the op needs and uses */
+    float sH, sW;      /* float32 kernel scales, in each kernel's own convention (see its source) */
+    int align_corners; /* bilinear only */
+    uint64_t ws_size;  /* bytes of workspace the op needs and uses */
 } emu_op_params;
 
-/* What an op accepts, for the shared phase-1 validation. */
+/* The four public ops. */
+enum { EMU_OP_NEAREST_1D = 1, EMU_OP_NEAREST_2D, EMU_OP_BILINEAR_V1, EMU_OP_BILINEAR_V2 };
+
 typedef struct {
     const char *api;     /* the GetWorkspaceSize function name, for messages */
     const char *op_name; /* the phase-2 name */
     int op;
-    int spatial;         /* 1 or 2 */
-    int allow_bf16;
-    uint64_t formats;    /* bit mask of accepted aclFormat values (1ull << format) */
-    int v2_scales;       /* bilinear V2: honour a scale when outputSize == floor(inputSize * scale) */
 } emu_op_spec;
 
-/* Phase 1 of every op: validates like aclnn, fills the parameters and creates the executor. */
-aclnnStatus emu_prepare(const emu_op_spec *spec, const aclTensor *gradOutput, const aclIntArray *outputSize,
-                        const aclIntArray *inputSize, const double *scales, int alignCorners, aclTensor *out,
-                        uint64_t *workspaceSize, aclOpExecutor **executor);
+/* Arguments of phase 1 as every op receives them (scales: 1 or 2 values, 0 = not given). */
+typedef struct {
+    const aclTensor *go;
+    const aclIntArray *os, *is;
+    const double *scales;
+    int align;
+    aclTensor *out;
+} emu_args;
+
+#define EMU_FAIL(status, ...)              \
+    do {                                   \
+        aclemu_set_error(__VA_ARGS__);     \
+        return (status);                   \
+    } while (0)
+
+/* ---- check.c: validation shared by the ops ---- */
+const char *emu_dtype_name(int32_t dtype);
+const char *emu_format_name(int32_t format);
+void emu_shape_str(char *buf, size_t n, const int64_t *v, uint64_t k);
+int64_t emu_numel(const aclTensor *t);
+/* NULL pointers (161001) and dead handles (161002) among the arguments and the two out-pointers. */
+aclnnStatus emu_check_handles(const emu_op_spec *sp, const emu_args *a, uint64_t *workspaceSize,
+                              aclOpExecutor **executor);
+/* dtype in {FLOAT, FLOAT16, BF16 when allow_bf16} and equal for both tensors. */
+aclnnStatus emu_check_dtypes(const emu_op_spec *sp, const emu_args *a, int allow_bf16);
+/* Fills v from t (channels_last: dims are N, H, W, C) after checking it stays inside its allocation. */
+aclnnStatus emu_check_view(const emu_op_spec *sp, const char *name, const aclTensor *t, int spatial,
+                           int channels_last, emu_view *v);
+/* Both views, then the parameter block's sizes from them; creates the executor and returns it. */
+aclnnStatus emu_finish(const emu_op_spec *sp, const emu_args *a, emu_op_params *p, int spatial, int go_cl,
+                       int out_cl, uint64_t *workspaceSize, aclOpExecutor **executor);
+/* Success with nothing to launch (empty tensors): workspace 0 and an executor without a kernel. */
+aclnnStatus emu_finish_empty(const emu_op_spec *sp, uint64_t *workspaceSize, aclOpExecutor **executor);
 
 /* Phase 2 of every op: validates, enqueues the executor's kernel, frees a one-shot executor. */
 aclnnStatus emu_launch(const char *api, void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                        aclrtStream stream);
 
-/* Kernels (run on the stream worker). */
-int emu_nearest_exact_run(const void *params, void *workspace, char *msg, size_t msglen);
-int emu_bilinear_run(const void *params, void *workspace, char *msg, size_t msglen);
-uint64_t emu_nearest_exact_workspace(int spatial, int64_t outH, int64_t outW);
+/* ---- kernels (run on the stream worker) ---- */
+int emu_kernel_run(const void *params, void *workspace, char *msg, size_t msglen);
+int emu_nearest_exact_run(const emu_op_params *p, void *workspace, char *msg, size_t msglen);
+int emu_bilinear_grad_run(const emu_op_params *p, char *msg, size_t msglen);
+int emu_resize_grad_run(const emu_op_params *p, char *msg, size_t msglen);
+int emu_copy_run(const emu_op_params *p);
+
+/*
+ * The separable two-pass sum both Cube kernels use. Per dimension, gradient position o sends w0 to
+ * cell i0 and w1 to cell i1 (-1: nothing). skip: the kernel skips the pass of a dimension whose scale
+ * is within 1e-6 of 1 (then that dimension is the identity); the H pass runs unless only it is
+ * skippable. inter: a float32 [N*C][outH][inW] buffer (NULL: allocated here).
+ */
+typedef struct {
+    int32_t i0, i1;
+    float w0, w1;
+} emu_tap;
+
+int emu_two_pass(const emu_op_params *p, const emu_tap *th, const emu_tap *tw, int skipH, int skipW, float *inter,
+                 char *msg, size_t msglen);
+/* |a - b| < 1e-6 in float32, the kernels' FloatEqual. */
+int emu_float_equal(float a, float b);
 
 #endif
