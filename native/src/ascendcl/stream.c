@@ -38,6 +38,7 @@ typedef struct emu_stream {
     emu_node *running;      /* the task the worker is running, or NULL */
     emu_node *done, *done_tail; /* run, not yet observed complete by the host */
     uint64_t next_seq;
+    uint64_t observed_seq;  /* the host has seen every task up to here complete */
     int busy, stopping;
     int err;
     char errmsg[768];
@@ -72,6 +73,9 @@ static emu_stream *acquire(aclrtStream handle)
 /* Frees the done tasks up to `seq` (all when UINT64_MAX). Caller holds s->mu. */
 static void observe_locked(emu_stream *s, uint64_t seq)
 {
+    if (seq > s->observed_seq) {
+        s->observed_seq = seq; /* a task still finishing (an event's own marker) is retired at once */
+    }
     while (s->done != NULL && s->done->seq <= seq) {
         emu_node *n = s->done;
         s->done = n->next;
@@ -156,12 +160,16 @@ static void *worker(void *arg)
         pthread_mutex_lock(&s->mu);
         s->running = NULL;
         n->next = NULL;
-        if (s->done_tail != NULL) {
-            s->done_tail->next = n;
+        if (n->seq <= s->observed_seq) {
+            free(n);
         } else {
-            s->done = n;
+            if (s->done_tail != NULL) {
+                s->done_tail->next = n;
+            } else {
+                s->done = n;
+            }
+            s->done_tail = n;
         }
-        s->done_tail = n;
         s->busy = 0;
         if (s->head == NULL) {
             pthread_cond_broadcast(&s->idle);
@@ -266,7 +274,7 @@ aclError aclrtSynchronizeStream(aclrtStream stream)
         pthread_cond_wait(&s->idle, &s->mu);
     }
     /* An injected fault wins and leaves any real task error for the next synchronize. */
-    observe_locked(s, UINT64_MAX); /* drained: the host has seen every task complete */
+    observe_locked(s, s->next_seq); /* drained: the host has seen every task so far complete */
     int32_t fault = emu_fault_take_sync();
     int err = fault != 0 ? 0 : s->err;
     if (err != 0) {
@@ -380,7 +388,8 @@ int emu_stream_references(uintptr_t base, uint64_t size, char *what, size_t what
     pthread_mutex_lock(&streams_mu);
     for (emu_stream *s = live; s != NULL && !found; s = s->next) {
         pthread_mutex_lock(&s->mu);
-        const emu_node *lists[3] = {s->running, s->head, s->done};
+        const emu_node *running = s->running != NULL && s->running->seq > s->observed_seq ? s->running : NULL;
+        const emu_node *lists[3] = {running, s->head, s->done};
         static const char *const states[3] = {"running", "queued", "run but not synchronized"};
         for (int k = 0; k < 3 && !found; k++) {
             const emu_node *task = NULL;
@@ -422,7 +431,7 @@ int64_t emu_stream_pending_tasks(void)
         for (const emu_node *q = s->done; q != NULL; q = q->next) {
             n++;
         }
-        n += s->running != NULL;
+        n += s->running != NULL && s->running->seq > s->observed_seq;
         pthread_mutex_unlock(&s->mu);
     }
     pthread_mutex_unlock(&streams_mu);
