@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { IndexRule } from "./cpu/device_rules.ts";
 import type { DType, HostArray } from "./tensor/dtype.ts";
 
 /** Free and total bytes of a device's memory, as {@link Backend.memoryInfo} reports them. */
@@ -61,6 +62,8 @@ export interface UpsampleCall<H> extends UpsampleParams {
   readonly out: StorageView<H>;
   /** Deterministic mode for this launch. */
   readonly deterministic: boolean;
+  /** CPU backend only: whose index rules its kernels follow (default `"pytorch"`). */
+  readonly rule?: IndexRule;
 }
 
 /**

@@ -6,6 +6,7 @@
 
 import type { Backend, BackendKind, MemoryInfo } from "./backend.ts";
 import { CpuBackend } from "./cpu/backend.ts";
+import type { Numerics } from "./cpu/numerics.ts";
 import { openNpuBackend } from "./ffi/npu_backend.ts";
 import { autoFallback } from "./backend_choice.ts";
 import {
@@ -47,6 +48,14 @@ export interface DeviceOpenOptions {
    * are the same bits whatever the count.
    */
   threads?: number;
+  /**
+   * Whose results the device computes. `"pytorch"` (the CPU backend's default): PyTorch's CPU
+   * kernels. `"device"`: what the Ascend A2/A3 kernels compute (their index rules and scale routing,
+   * see the README's "NPU vs PyTorch"); the CPU backend then serves as a reference for an NPU, and
+   * an NPU always computes this. `"pytorch"` with `backend: "npu"` is a TypeError; with `"auto"` it
+   * opens the CPU backend, the only one that computes it.
+   */
+  numerics?: Numerics;
 }
 
 /** Options of {@link Device.tensor} and {@link Device.zeros}. */
@@ -62,6 +71,7 @@ const OPEN_KEYS = new Set([
   "deterministic",
   "cpuKernels",
   "threads",
+  "numerics",
 ]);
 /** Upper bound of the `threads` option. */
 const MAX_THREADS = 1024;
@@ -149,6 +159,7 @@ export class Device {
     }
     const { backend = "auto", deviceId = 0, libDir, deterministic = false } = options;
     const { cpuKernels = "auto", threads = navigator.hardwareConcurrency || 1 } = options;
+    const { numerics } = options;
     if (backend !== "auto" && backend !== "npu" && backend !== "cpu") {
       throw new TypeError(
         `Device.open backend must be "auto", "npu" or "cpu", got ${String(backend)}`,
@@ -175,8 +186,19 @@ export class Device {
         `Device.open threads must be an integer from 1 to ${MAX_THREADS}, got ${String(threads)}`,
       );
     }
-    const cpu = (): CpuBackend => new CpuBackend(cpuKernels, { threads });
-    if (backend === "cpu") return new Device(cpu(), deterministic);
+    if (numerics !== undefined && numerics !== "pytorch" && numerics !== "device") {
+      throw new TypeError(
+        `Device.open numerics must be "pytorch" or "device", got ${String(numerics)}`,
+      );
+    }
+    if (backend === "npu" && numerics === "pytorch") {
+      throw new TypeError(
+        `Device.open: numerics "pytorch" is not available with backend "npu": an NPU computes what ` +
+          `its kernels compute (numerics "device"); open backend "cpu" for PyTorch's results`,
+      );
+    }
+    const cpu = (): CpuBackend => new CpuBackend(cpuKernels, { threads, numerics });
+    if (backend === "cpu" || numerics === "pytorch") return new Device(cpu(), deterministic);
     if (backend === "npu") return new Device(openNpuBackend({ deviceId, libDir }), deterministic);
     let npu: ReturnType<typeof openNpuBackend>;
     try {
@@ -210,6 +232,15 @@ export class Device {
   /** `"npu"` or `"cpu"`. */
   get backend(): BackendKind {
     return this.#backend.kind;
+  }
+
+  /**
+   * Whose results this device computes: `"pytorch"` (PyTorch's CPU kernels) or `"device"` (the
+   * Ascend A2/A3 kernels' rules). An NPU always reports `"device"`.
+   */
+  get numerics(): Numerics {
+    const backend = this.#backend;
+    return backend instanceof CpuBackend ? backend.numerics : "device";
   }
 
   /** The SoC name reported by CANN, `"cpu (WebAssembly SIMD)"` or `"cpu (TypeScript)"`. */

@@ -19,6 +19,7 @@ import { launchAclnn, type NpuBuffer } from "../src/ffi/aclnn_call.ts";
 import { MAX_VIEWS_PER_BUFFER } from "../src/ffi/descriptors.ts";
 import type { NpuBackend } from "../src/ffi/npu_backend.ts";
 import { tensorInternals } from "../src/tensor/tensor.ts";
+import { deviceModel } from "./device_model.ts";
 import { assertBitEqual, emu, EMU_DIR, emuLive, rng } from "./helpers.ts";
 
 const openNpu = (): Device => Device.open({ backend: "npu", libDir: EMU_DIR });
@@ -31,16 +32,13 @@ const values = (n: number, seed: number): Float32Array => {
 const OPTIONS = { outputSize: [4, 4], inputSize: [1, 2, 2, 2] };
 const GRAD_SHAPE = [1, 2, 4, 4];
 
-/** The op's result on the CPU backend. */
-async function onCpu(
-  data: Float32Array,
-  shape: number[],
-  options = OPTIONS,
-): Promise<Float32Array> {
-  using cpu = Device.open({ backend: "cpu" });
-  using grad = cpu.tensor(data, shape);
-  using result = upsampleNearestExact2dBackward(grad, options);
-  return await result.toFloat32Array();
+/**
+ * What the device computes for nearest-exact 2d (tests/device_model.ts). The gradients are multiples
+ * of 1/64 summed a few at a time, so every sum is exact and its bits do not depend on the order.
+ */
+function onDevice(data: Float32Array, shape: number[], options = OPTIONS): Promise<Float32Array> {
+  const c = { op: "nearest2d", inputSize: options.inputSize, outputSize: shape.slice(2) } as const;
+  return Promise.resolve(deviceModel(data, c));
 }
 
 Deno.test("descriptors: a view's aclTensor and int array are made once and reused", async () => {
@@ -58,7 +56,7 @@ Deno.test("descriptors: a view's aclTensor and int array are made once and reuse
     assert.equal(cache.objects, 4);
     for (let i = 0; i < 5; i++) upsampleNearestExact2dBackward(grad, { ...OPTIONS, out });
     assert.equal(emuLive().objects, before + 4n, "later calls create nothing");
-    assertBitEqual(await out.toFloat32Array(), await onCpu(data, GRAD_SHAPE), "result");
+    assertBitEqual(await out.toFloat32Array(), await onDevice(data, GRAD_SHAPE), "result");
     // The same view through another Tensor object (a full slice) is the same descriptor.
     using same = grad.slice(0, 0, 1);
     upsampleNearestExact2dBackward(same, { ...OPTIONS, out });
@@ -66,7 +64,7 @@ Deno.test("descriptors: a view's aclTensor and int array are made once and reuse
     // The result of a call without out: its descriptors go with it.
     const result = upsampleNearestExact2dBackward(grad, OPTIONS);
     assert.equal(emuLive().objects, before + 6n, "the fresh result's tensor and sizes");
-    assertBitEqual(await result.toFloat32Array(), await onCpu(data, GRAD_SHAPE), "fresh result");
+    assertBitEqual(await result.toFloat32Array(), await onDevice(data, GRAD_SHAPE), "fresh result");
     result.dispose();
     assert.equal(emuLive().objects, before + 4n, "disposing the result destroyed its descriptors");
   } finally {
@@ -85,7 +83,7 @@ Deno.test("descriptors: other offsets, strides and shapes of one storage get the
   for (let k = 0; k < 3; k++) {
     using grad = stack.slice(0, k, k + 1); // same shape and strides, offset 32 k
     upsampleNearestExact2dBackward(grad, { ...OPTIONS, out });
-    const want = await onCpu(data.slice(32 * k, 32 * (k + 1)), GRAD_SHAPE);
+    const want = await onDevice(data.slice(32 * k, 32 * (k + 1)), GRAD_SHAPE);
     assertBitEqual(await out.toFloat32Array(), want, `offset ${32 * k}`);
   }
   assert.equal(cache.objects, 3 * 2 + 2, "three grad views (tensor + sizes each) and one out");
@@ -98,7 +96,7 @@ Deno.test("descriptors: other offsets, strides and shapes of one storage get the
       for (let w = 0; w < 4; w++) t[c * 16 + h * 4 + w] = first[c * 16 + w * 4 + h];
     }
   }
-  assertBitEqual(await out.toFloat32Array(), await onCpu(t, GRAD_SHAPE), "transposed view");
+  assertBitEqual(await out.toFloat32Array(), await onDevice(t, GRAD_SHAPE), "transposed view");
   const objects = cache.objects;
   // Bounded: at most MAX_VIEWS_PER_BUFFER views of the stack are kept, the oldest destroyed.
   assert.ok(
@@ -108,7 +106,7 @@ Deno.test("descriptors: other offsets, strides and shapes of one storage get the
   for (let k = 0; k < 3; k++) {
     using grad = stack.slice(0, k, k + 1);
     upsampleNearestExact2dBackward(grad, { ...OPTIONS, out });
-    const want = await onCpu(data.slice(32 * k, 32 * (k + 1)), GRAD_SHAPE);
+    const want = await onDevice(data.slice(32 * k, 32 * (k + 1)), GRAD_SHAPE);
     assertBitEqual(await out.toFloat32Array(), want, `offset ${32 * k}, again`);
   }
 });
@@ -124,7 +122,7 @@ Deno.test("descriptors: many views of one storage stay bounded and right", async
     for (let k = 0; k < views; k++) {
       using grad = stack.slice(0, k, k + 1);
       upsampleNearestExact2dBackward(grad, { ...OPTIONS, out });
-      const want = await onCpu(data.slice(32 * k, 32 * (k + 1)), GRAD_SHAPE);
+      const want = await onDevice(data.slice(32 * k, 32 * (k + 1)), GRAD_SHAPE);
       assertBitEqual(await out.toFloat32Array(), want, `round ${round}, view ${k}`);
       assert.ok(cache.objects <= 2 * MAX_VIEWS_PER_BUFFER + 2, `bounded (${cache.objects})`);
     }
@@ -144,7 +142,7 @@ Deno.test("descriptors: a freed storage's descriptors are gone, its successor ge
     const grad = device.tensor(data, GRAD_SHAPE);
     addresses.add((tensorInternals(grad).storage.handle as NpuBuffer).address);
     upsampleNearestExact2dBackward(grad, { ...OPTIONS, out });
-    assertBitEqual(await out.toFloat32Array(), await onCpu(data, GRAD_SHAPE), `storage ${k}`);
+    assertBitEqual(await out.toFloat32Array(), await onDevice(data, GRAD_SHAPE), `storage ${k}`);
     grad.dispose();
     assert.equal(cache.buffers, 1, "only out's descriptors remain");
   }
@@ -167,7 +165,7 @@ Deno.test("descriptors: a freed storage's descriptors are gone, its successor ge
     upsampleNearestExact2dBackward(queued, { ...OPTIONS, out });
     queued.dispose();
     assert.equal(cache.buffers, 1, "destroyed while the launch is queued");
-    assertBitEqual(await out.toFloat32Array(), await onCpu(data, GRAD_SHAPE), "queued launch");
+    assertBitEqual(await out.toFloat32Array(), await onDevice(data, GRAD_SHAPE), "queued launch");
   } finally {
     emu().aclemuSetStreamDelayUs(0n);
   }
@@ -278,7 +276,7 @@ Deno.test("descriptors: a creation that fails at any point leaves nothing new be
         assert.equal(out.disposed, false);
         op.run(grad, { ...OPTIONS, out });
         const want = op.run === upsampleNearestExact2dBackward
-          ? await onCpu(data, GRAD_SHAPE)
+          ? await onDevice(data, GRAD_SHAPE)
           : await (async () => {
             using cpu = Device.open({ backend: "cpu" });
             using g = cpu.tensor(data, GRAD_SHAPE);

@@ -45,7 +45,7 @@ function spatialPair(r: () => number, nearest: boolean): [number, number] {
   const pool = [1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17];
   const pickFrom = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
   const input = pickFrom(pool);
-  switch (Math.floor(r() * 7)) {
+  switch (Math.floor(r() * 8)) {
     case 0:
       return [input, input]; // same size (bilinear's shortcut)
     case 1:
@@ -56,6 +56,9 @@ function spatialPair(r: () => number, nearest: boolean): [number, number] {
     }
     case 3:
       return pickFrom<[number, number]>([[3, 2], [2, 3], [6, 4], [4, 6], [5, 2], [2, 5], [9, 6]]);
+    case 7:
+      // Size pairs where the device's index math and PyTorch's map some output differently.
+      return pickFrom<[number, number]>([[2, 41], [4, 47], [6, 37], [8, 55], [14, 23], [16, 41]]);
     case 4:
       // The 50x boundary of nearest-exact (accepted), and beyond it for bilinear.
       return r() < 0.5 ? [1, nearest ? 50 : 60] : [2, nearest ? 100 : 120];

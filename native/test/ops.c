@@ -237,6 +237,37 @@ static void test_bilinear_routing(void)
     CHECK(eq[15] == 0.0f && eq[3] == 0.0f && eq[12] == 0.0f && eq[0] > g[0]);
     EXPECT(bilinear(0, 4, 4, 4, 4, 2, 2, eq), 0); /* V1: a copy */
     CHECK(memcmp(eq, g, sizeof g) == 0);
+
+    /* V1 on A2: BF16 only where the op_api copies (equal sizes), bit for bit (a NaN payload too) */
+    uint16_t bits[4] = {0x3f80, 0x7fa1, 0xc2f7, 0x0001}, got[4] = {0};
+    int64_t d4[4] = {1, 1, 2, 2}, d2[4] = {1, 1, 1, 2}, st[4] = {4, 4, 2, 1}, osz[2] = {2, 2}, n = 4;
+    void *gd, *od;
+    EXPECT(aclrtMalloc(&gd, 64, ACL_MEM_MALLOC_HUGE_FIRST), 0);
+    EXPECT(aclrtMalloc(&od, 64, ACL_MEM_MALLOC_HUGE_FIRST), 0);
+    EXPECT(aclrtMemcpy(gd, sizeof bits, bits, sizeof bits, ACL_MEMCPY_HOST_TO_DEVICE), 0);
+    aclTensor *gb = aclCreateTensor(d4, 4, ACL_BF16, st, 0, ACL_FORMAT_NCHW, &n, 1, gd);
+    aclTensor *ob = aclCreateTensor(d4, 4, ACL_BF16, st, 0, ACL_FORMAT_NCHW, &n, 1, od);
+    aclTensor *small = aclCreateTensor(d2, 4, ACL_BF16, st, 0, ACL_FORMAT_NCHW, &n, 1, od);
+    aclIntArray *os = aclCreateIntArray(osz, 2), *is = aclCreateIntArray(d4, 4), *is2 = aclCreateIntArray(d2, 4);
+    uint64_t ws;
+    aclOpExecutor *ex;
+    EXPECT(aclnnUpsampleBilinear2dBackwardGetWorkspaceSize(gb, os, is, false, 0, 0, ob, &ws, &ex), 0);
+    EXPECT(aclnnUpsampleBilinear2dBackward(NULL, 0, ex, stream), 0);
+    EXPECT(aclrtSynchronizeStream(stream), 0);
+    EXPECT(aclrtMemcpy(got, sizeof got, od, sizeof got, ACL_MEMCPY_DEVICE_TO_HOST), 0);
+    CHECK(memcmp(got, bits, sizeof bits) == 0);
+    EXPECT(aclnnUpsampleBilinear2dBackwardGetWorkspaceSize(gb, os, is2, false, 0, 0, small, &ws, &ex),
+           ACLNN_ERR_PARAM_INVALID);
+    EXPECT(aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSize(gb, os, is2, false, 0, 0, small, &ws, &ex), 0);
+    EXPECT(aclDestroyAclOpExecutor(ex), 0);
+    EXPECT(aclDestroyTensor(gb), 0);
+    EXPECT(aclDestroyTensor(ob), 0);
+    EXPECT(aclDestroyTensor(small), 0);
+    aclDestroyIntArray(os);
+    aclDestroyIntArray(is);
+    aclDestroyIntArray(is2);
+    EXPECT(aclrtFree(gd), 0);
+    EXPECT(aclrtFree(od), 0);
 }
 
 static void test_empty(void)
@@ -294,6 +325,21 @@ static void test_formats(void)
     aclIntArray *os = aclCreateIntArray(osz, 2), *is = aclCreateIntArray(ind, 4);
     uint64_t ws;
     aclOpExecutor *ex = NULL;
+    /* nearest 1d: any format as long as both tensors have the same one */
+    int64_t g3[3] = {1, 2, 8}, i3[3] = {1, 2, 4}, o1 = 8, s3g[3] = {16, 8, 1}, s3o[3] = {8, 4, 1};
+    aclTensor *g_nd = aclCreateTensor(g3, 3, ACL_FLOAT, s3g, 0, ACL_FORMAT_ND, &one, 1, go.dev);
+    aclTensor *o_nd3 = aclCreateTensor(i3, 3, ACL_FLOAT, s3o, 0, ACL_FORMAT_ND, &one, 1, o.dev);
+    aclTensor *o_ncl = aclCreateTensor(i3, 3, ACL_FLOAT, s3o, 0, ACL_FORMAT_NCL, &one, 1, o.dev);
+    aclIntArray *os1 = aclCreateIntArray(&o1, 1), *is1 = aclCreateIntArray(i3, 3);
+    EXPECT(aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize(g_nd, os1, is1, 0, o_nd3, &ws, &ex), 0);
+    EXPECT(aclDestroyAclOpExecutor(ex), 0);
+    EXPECT(aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize(g_nd, os1, is1, 0, o_ncl, &ws, &ex),
+           ACLNN_ERR_PARAM_INVALID);
+    EXPECT(aclDestroyTensor(g_nd), 0);
+    EXPECT(aclDestroyTensor(o_nd3), 0);
+    EXPECT(aclDestroyTensor(o_ncl), 0);
+    aclDestroyIntArray(os1);
+    aclDestroyIntArray(is1);
     /* nearest 2d: NHWC rejected even when both tensors say so; ND accepted */
     EXPECT(aclnnUpsampleNearestExact2dBackwardGetWorkspaceSize(go_nhwc, os, is, 0, 0, o_nhwc, &ws, &ex),
            ACLNN_ERR_PARAM_INVALID);

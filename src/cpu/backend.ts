@@ -14,6 +14,8 @@ import { OP_RULES } from "../ops/validate.ts";
 import { elementCount } from "../tensor/layout.ts";
 import type { DType, HostArray } from "../tensor/dtype.ts";
 import { CpuBuffer } from "./buffer.ts";
+import { deviceCall, type Numerics } from "./numerics.ts";
+import { checkDeviceRules } from "./device_rules.ts";
 import type { StridedArray } from "./types.ts";
 import {
   bilinear2dBackwardCpu,
@@ -62,6 +64,8 @@ export interface CpuBackendOptions {
    * in a memory that is not shared). Ignored with the TypeScript kernels.
    */
   threads?: number;
+  /** Whose results to compute: PyTorch's CPU kernels' (default) or the Ascend device's. */
+  numerics?: Numerics;
 }
 
 /**
@@ -83,6 +87,8 @@ export class CpuBackend implements Backend<CpuBuffer> {
   readonly name: string;
   /** Threads computing ops (1 with the TypeScript kernels). */
   readonly threads: number;
+  /** `"pytorch"`: PyTorch's CPU results; `"device"`: what the Ascend A2/A3 kernels compute. */
+  readonly numerics: Numerics;
   #kernels: WasmKernels | null;
   #cache: Map<number, CpuBuffer[]>[] = [new Map(), new Map(), new Map()];
   #cachedBytes = 0;
@@ -101,6 +107,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
   constructor(kernels: CpuKernels = "auto", options: CpuBackendOptions = {}) {
     const threads = kernels === "typescript" ? 1 : options.threads ?? 1;
     this.threads = threads;
+    this.numerics = options.numerics ?? "pytorch";
     this.#minParallel = cpuTuning.minParallelElements;
     this.#kernels = kernels === "typescript"
       ? null
@@ -192,8 +199,12 @@ export class CpuBackend implements Backend<CpuBuffer> {
     });
   }
 
-  /** Rejects results too large for one host typed array, before anything is allocated. */
+  /**
+   * Rejects results too large for one host typed array, and with device numerics what the device
+   * rejects or leaves undefined, before anything is allocated.
+   */
   checkSupported(params: UpsampleParams): void {
+    if (this.numerics === "device") checkDeviceRules(params, "v2");
     const length = elementCount(params.inputSize);
     if (length > MAX_HOST_ELEMENTS) {
       throw new RangeError(
@@ -205,6 +216,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
 
   /** Runs the op now, or queues it (a large op with several threads, or while work is queued). */
   launch(call: UpsampleCall<CpuBuffer>): void {
+    if (this.numerics === "device") call = deviceCall(call, "v2");
     if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));
     else this.#queue.hold(this.#launch(call, true));
   }
@@ -262,6 +274,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
       inputSize: call.inputSize,
       outputSize: call.outputSize,
       scales: call.scales,
+      rule: call.rule,
     };
     if (call.op === "nearestExact1d") nearestExact1dBackwardCpu(args);
     else if (call.op === "nearestExact2d") nearestExact2dBackwardCpu(args);

@@ -6,24 +6,10 @@
  * @module
  */
 
-import { cachedTable, linearIndexTable, type LinearTable } from "./scale.ts";
+import { linearTable } from "./tables.ts";
+import type { LinearTable } from "./scale.ts";
 import { RowReader, RowWriter, scratchBuffer } from "./strided.ts";
 import type { BilinearBackwardArgs } from "./types.ts";
-
-const tables = new Map<string, LinearTable>();
-
-function tableFor(
-  inSize: number,
-  outSize: number,
-  alignCorners: boolean,
-  scale: number,
-): LinearTable {
-  return cachedTable(
-    tables,
-    `${inSize}:${outSize}:${alignCorners}:${scale}`,
-    () => linearIndexTable(inSize, outSize, alignCorners, scale),
-  );
-}
 
 /**
  * One output row `oh` of four channels at once (plane `k` at `planeBase + k * planeStride`, its
@@ -111,8 +97,9 @@ export function bilinear2dBackwardCpu(args: BilinearBackwardArgs): void {
   const [n, c, inH, inW] = inputSize;
   const [outH, outW] = outputSize;
   if (n === 0 || c === 0) return;
-  const th = tableFor(inH, outH, alignCorners, scales[0]);
-  const tw = tableFor(inW, outW, alignCorners, scales[1]);
+  const rule = args.rule ?? "pytorch";
+  const th = linearTable(inH, outH, alignCorners, scales[0], rule);
+  const tw = linearTable(inW, outW, alignCorners, scales[1], rule);
   const hi0 = th.i0, hi1 = th.i1, hl0 = th.l0, hl1 = th.l1;
   const wi0 = tw.i0, wi1 = tw.i1, wl0 = tw.l0, wl1 = tw.l1;
   const gs = gradOutput.strides;

@@ -7,13 +7,9 @@
  * @module
  */
 
-import {
-  cachedTable,
-  longestRange,
-  nearestExactIndexTable,
-  rangeStarts,
-  uniformFactor,
-} from "./scale.ts";
+import type { IndexRule } from "./device_rules.ts";
+import { longestRange, uniformFactor } from "./scale.ts";
+import { nearestTables } from "./tables.ts";
 import { RowReader, RowWriter, scratchBuffer } from "./strided.ts";
 import type { StridedArray, UpsampleBackwardArgs } from "./types.ts";
 
@@ -224,27 +220,11 @@ function gather(plan: Plan): void {
   }
 }
 
-interface DimTables {
-  /** Forward index table: output -> input. */
-  readonly index: Int32Array;
-  /** Range starts: input `i` owns outputs `[starts[i], starts[i + 1])`. */
-  readonly starts: Int32Array;
-}
-
-const tables = new Map<string, DimTables>();
-
-function dimTables(inSize: number, outSize: number, scale: number): DimTables {
-  return cachedTable(tables, `${inSize}:${outSize}:${scale}`, () => {
-    const index = nearestExactIndexTable(inSize, outSize, scale);
-    return { index, starts: rangeStarts(index, inSize) };
-  });
-}
-
-function widthTables(inW: number, outW: number, scale: number): {
+function widthTables(inW: number, outW: number, scale: number, rule: IndexRule): {
   wStarts: Int32Array;
   wIndex: Int32Array;
 } {
-  const { index, starts } = dimTables(inW, outW, scale);
+  const { index, starts } = nearestTables(inW, outW, scale, rule);
   return { wStarts: starts, wIndex: index };
 }
 
@@ -299,7 +279,7 @@ export function nearestExact1dBackwardCpu(args: UpsampleBackwardArgs): void {
     inW,
     outW,
     hStarts: ONE_ROW,
-    ...widthTables(inW, outW, scales[0]),
+    ...widthTables(inW, outW, scales[0], args.rule ?? "pytorch"),
     gs: [gs[0], gs[1], 0, gs[2]],
     os: [os[0], os[1], 0, os[2]],
   });
@@ -337,8 +317,8 @@ export function nearestExact2dBackwardCpu(args: UpsampleBackwardArgs): void {
     inH,
     inW,
     outW,
-    hStarts: dimTables(inH, outH, scales[0]).starts,
-    ...widthTables(inW, outW, scales[1]),
+    hStarts: nearestTables(inH, outH, scales[0], args.rule ?? "pytorch").starts,
+    ...widthTables(inW, outW, scales[1], args.rule ?? "pytorch"),
     gs: gradOutput.strides,
     os: out.strides,
   });

@@ -226,13 +226,11 @@ static float resize_scale(int64_t in, int64_t out, int align)
     return (float)in / (float)out;
 }
 
+/* UpsampleBilinear2dGrad: as the fallback's, except that a given scale is used as 1/scale. */
 static float kernel_scale(int64_t in, int64_t out, int align, double scale)
 {
-    if (align) {
-        return out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
-    }
     float given = scale > 0 ? (float)(1.0 / scale) : 0.0f;
-    return given > 0 ? given : (float)in / (float)out;
+    return !align && given > 0 ? given : resize_scale(in, out, align);
 }
 
 /* V2's choice of the UpsampleBilinear2dGrad kernel over the ResizeBilinearV2Grad fallback. */
@@ -250,8 +248,10 @@ static int v2_uses_kernel(const emu_args *a, int cl)
             }
         }
     }
-    for (int d = 0; d < 2; d++) { /* CheckMinScale */
-        double real = a->scales[d] > 0 ? 1.0 / a->scales[d] : (double)in[d] / (double)os[d];
+    /* CheckMinScale reads inputSize[2..3] and gradOutput dims 2..3 whatever the format, so for NHWC
+     * its "H" is W and its "W" is C (C / C = 1): a quirk of the source, followed here. */
+    for (int d = 0; d < 2; d++) {
+        double real = a->scales[d] > 0 ? 1.0 / a->scales[d] : (double)is[2 + d] / (double)a->go->dims[2 + d];
         if (real < 0.01) {
             return 0;
         }

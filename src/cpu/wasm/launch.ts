@@ -10,14 +10,9 @@
 import type { StorageView, UpsampleCall, UpsampleOp } from "../../backend.ts";
 import { isContiguous } from "../../tensor/layout.ts";
 import type { CpuBuffer } from "../buffer.ts";
-import {
-  cachedTable,
-  linearIndexTable,
-  longestRange,
-  nearestExactIndexTable,
-  rangeStarts,
-  uniformFactor,
-} from "../scale.ts";
+import type { IndexRule } from "../device_rules.ts";
+import { cachedTable, longestRange, uniformFactor } from "../scale.ts";
+import { linearTable, nearestTables } from "../tables.ts";
 import type { WasmKernels } from "./instance.ts";
 
 const DTYPE_CODE = { float32: 0, float16: 1, bfloat16: 2 } as const;
@@ -32,6 +27,7 @@ interface Plan {
   readonly scaleH: number;
   readonly scaleW: number;
   readonly alignCorners: boolean;
+  readonly rule: IndexRule;
   /** Tables, each written at `offsets[i]` bytes from the scratch base. */
   readonly tables: readonly (Int32Array | Float32Array)[];
   readonly offsets: readonly number[];
@@ -73,18 +69,19 @@ function buildPlan(
   scaleH: number,
   scaleW: number,
   alignCorners: boolean,
+  rule: IndexRule,
 ): Plan {
   const tables: (Int32Array | Float32Array)[] = [];
   let wFactor = 0, maxRange = 0, down2 = false, work: number;
   if (op === "bilinear2d") {
-    const th = linearIndexTable(inH, outH, alignCorners, scaleH);
-    const tw = linearIndexTable(inW, outW, alignCorners, scaleW);
+    const th = linearTable(inH, outH, alignCorners, scaleH, rule);
+    const tw = linearTable(inW, outW, alignCorners, scaleW, rule);
     tables.push(th.i0, th.i1, th.l0, th.l1, tw.i0, tw.i1, tw.l0, tw.l1);
     down2 = halves(th, inH) && halves(tw, inW);
     work = down2 ? 0 : kernels.exports.bilinear_scratch_bytes(inH, inW, outH, outW);
   } else {
-    const hStarts = rangeStarts(nearestExactIndexTable(inH, outH, scaleH), inH);
-    const wStarts = rangeStarts(nearestExactIndexTable(inW, outW, scaleW), inW);
+    const hStarts = nearestTables(inH, outH, scaleH, rule).starts;
+    const wStarts = nearestTables(inW, outW, scaleW, rule).starts;
     maxRange = longestRange(wStarts);
     wFactor = uniformFactor(wStarts);
     tables.push(hStarts, wStarts);
@@ -105,6 +102,7 @@ function buildPlan(
     scaleH,
     scaleW,
     alignCorners,
+    rule,
     tables,
     offsets,
     workOffset: bytes,
@@ -186,17 +184,20 @@ export function prepareWasm(
   const outH = twoD ? outputSize[0] : 1, outW = outputSize[outputSize.length - 1];
   const scaleH = twoD ? scales[0] : 0, scaleW = scales[scales.length - 1];
   const alignCorners = call.op === "bilinear2d" && call.alignCorners;
+  const rule = call.rule ?? "pytorch";
   let plan = kernels.plan as Plan | null;
   if (
     plan === null || plan.op !== call.op || plan.inH !== inH || plan.inW !== inW ||
     plan.outH !== outH || plan.outW !== outW || !Object.is(plan.scaleH, scaleH) ||
-    !Object.is(plan.scaleW, scaleW) || plan.alignCorners !== alignCorners
+    !Object.is(plan.scaleW, scaleW) || plan.alignCorners !== alignCorners ||
+    plan.rule !== rule
   ) {
-    const key = `${call.op}:${inH}:${inW}:${outH}:${outW}:${scaleH}:${scaleW}:${alignCorners}`;
+    const key =
+      `${rule}:${call.op}:${inH}:${inW}:${outH}:${outW}:${scaleH}:${scaleW}:${alignCorners}`;
     plan = cachedTable(
       plans,
       key,
-      () => buildPlan(kernels, call.op, inH, inW, outH, outW, scaleH, scaleW, alignCorners),
+      () => buildPlan(kernels, call.op, inH, inW, outH, outW, scaleH, scaleW, alignCorners, rule),
     );
   }
   const base = kernels.scratch(plan.workOffset + slots * plan.workBytes);
