@@ -10,6 +10,7 @@ import {
 } from "../mod.ts";
 import { parseVerifyArgs, UsageError } from "../src/verify/args.ts";
 import { makeCases } from "../src/verify/cases.ts";
+import { EMU_DIR, EMU_TORCH_MAP_DIR } from "./helpers.ts";
 
 Deno.test("verify: the command line", () => {
   const defaults = parseVerifyArgs([]);
@@ -99,4 +100,56 @@ Deno.test("verify: the cases are seeded, valid, and include ties and one-scale b
       });
   }
   await cpu.synchronize();
+});
+
+const MAIN = new URL("../src/verify/main.ts", import.meta.url).pathname;
+
+/** Runs `deno task verify`'s script in a child Deno (the libDir decides which emulation it loads). */
+async function verify(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-ffi", "--allow-env", "--allow-read", MAIN, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decode = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
+  return { code: output.code, out: decode(output.stdout), err: decode(output.stderr) };
+}
+
+Deno.test("verify: passes on the emulated device and reports where it differs from PyTorch", async () => {
+  const { code, out, err } = await verify(["--cases", "40", "--seed", "5", "--lib-dir", EMU_DIR]);
+  assert.equal(code, 0, out + err);
+  assert.match(out, /40 configurations on Ascend\S* .*: 40 match the device reference/);
+  assert.doesNotMatch(out, /MISMATCH/);
+  // The tie and one-scale cases differ from PyTorch; each differing configuration shows an example.
+  const semantics = out.match(
+    /differences from PyTorch semantics .*: (\d+) of 40 configurations, (\d+) elements/,
+  );
+  assert.ok(semantics, out);
+  assert.ok(Number(semantics[1]) >= 5 && Number(semantics[2]) >= Number(semantics[1]), out);
+  assert.match(
+    out,
+    /\(tie\): \d+ of \d+ elements differ, e\.g\. \[[\d, ]+\]: NPU \S+, PyTorch \S+/,
+  );
+  assert.match(out, /\(one-scale\): \d+ of \d+ elements differ/);
+});
+
+Deno.test("verify: fails on an emulation that maps nearest-exact like PyTorch", async () => {
+  const { code, out, err } = await verify([
+    "--cases",
+    "40",
+    "--seed",
+    "5",
+    "--lib-dir",
+    EMU_TORCH_MAP_DIR,
+  ]);
+  assert.equal(code, 1, out + err);
+  assert.match(out, /MISMATCH nearestExact[12]d .*\(tie\): \d+ of \d+ elements differ/);
+  assert.match(out, /40 configurations on .*: \d+ match the device reference .*, [1-9]\d* do not/);
+});
+
+Deno.test("verify: bad arguments are an error with the flag and value, exit status 2", async () => {
+  const { code, out, err } = await verify(["--cases", "abc"]);
+  assert.equal(code, 2, out + err);
+  assert.match(err, /verify: --cases must be an integer >= 1, got "abc"/);
+  assert.equal(out, "");
 });

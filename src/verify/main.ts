@@ -1,0 +1,164 @@
+/**
+ * `deno task verify`: runs seeded random configurations of the three ops on an NPU (real CANN, or the
+ * host emulation) and checks each result against the device reference — the CPU backend computing what
+ * the Ascend A2/A3 kernels compute (`numerics: "device"`): index mapping exact, every element within
+ * the documented bound. Separately it reports where and how much the device differs from PyTorch's
+ * semantics (the CPU backend's default), which is expected and never a failure.
+ *
+ *     deno task verify --cases 200 --seed 7 --lib-dir /usr/local/Ascend/ascend-toolkit/latest/lib64
+ *
+ * Exit status: 0 all within bounds, 1 a result outside its bound, 2 bad arguments or no NPU.
+ *
+ * @module
+ */
+
+import { Device } from "../device.ts";
+import type { Tensor } from "../tensor/tensor.ts";
+import {
+  upsampleBilinear2dBackward,
+  upsampleNearestExact1dBackward,
+  upsampleNearestExact2dBackward,
+} from "../ops/upsample.ts";
+import { parseVerifyArgs, UsageError, type VerifyOptions } from "./args.ts";
+import { describeCase, makeCases, seededRandom, type VerifyCase } from "./cases.ts";
+import {
+  bilinearApiOf,
+  compareWithDevice,
+  type DeviceComparison,
+  deviceReference,
+} from "./compare.ts";
+
+/** What a run found. */
+export interface VerifySummary {
+  /** Configurations run. */
+  readonly cases: number;
+  /** Configurations whose NPU result is outside the device reference's bound. */
+  readonly failures: number;
+  /** Configurations where the device's result differs from PyTorch's semantics. */
+  readonly pytorchDifferences: number;
+  /** Elements that differ from PyTorch's semantics, over all configurations. */
+  readonly pytorchElements: number;
+}
+
+/**
+ * Runs the verification on `npu` and prints a report through `log`.
+ *
+ * @example
+ * ```ts ignore
+ * using npu = Device.open({ backend: "npu" });
+ * const summary = await verifyDevice(npu, parseVerifyArgs([]), console.log);
+ * ```
+ */
+export async function verifyDevice(
+  npu: Device,
+  options: VerifyOptions,
+  log: (line: string) => void,
+): Promise<VerifySummary> {
+  using reference = Device.open({ backend: "cpu", numerics: "device" });
+  using pytorch = Device.open({ backend: "cpu" });
+  const bilinearApi = bilinearApiOf(npu);
+  const cases = makeCases(options.cases, options.seed, options.dtypes);
+  const random = seededRandom(options.seed ^ 0x5eed);
+  let failures = 0;
+  let pytorchDifferences = 0;
+  let pytorchElements = 0;
+  const examples: string[] = [];
+  for (const c of cases) {
+    const count = c.inputSize[0] * c.inputSize[1] * c.outputSize.reduce((a, b) => a * b, 1);
+    // Multiples of 1/64 in [-4, 4]: exact in every dtype, so all three devices get the same input.
+    const values = Float32Array.from(
+      { length: count },
+      () => Math.floor(random() * 512 - 256) / 64,
+    );
+    const onNpu = await runCase(npu, c, values);
+    // V1 bilinear is PyTorch's rule from the sizes: its reference runs with PyTorch numerics.
+    const v1 = c.op === "bilinear2d" && bilinearApi === "v1";
+    const expected = await deviceReference(c, values, {
+      bilinearApi,
+      device: v1 ? pytorch : reference,
+    });
+    const check = compareWithDevice(c, values, onNpu, expected, { bilinearApi });
+    if (!check.ok) {
+      failures++;
+      log(`MISMATCH ${describeCase(c)}: ${summarize(check, "device reference")}`);
+    }
+    // The same bound against PyTorch's semantics: what lies outside is the device's own behaviour.
+    const semantics = compareWithDevice(c, values, onNpu, await runCase(pytorch, c, values), {
+      bilinearApi,
+    });
+    if (!semantics.ok) {
+      pytorchDifferences++;
+      pytorchElements += semantics.failures;
+      examples.push(`  ${describeCase(c)}: ${summarize(semantics, "PyTorch")}`);
+    }
+  }
+  log(
+    `${cases.length} configurations on ${npu.name}: ${cases.length - failures} match the device ` +
+      `reference (mapping exact, every element within its bound), ${failures} do not`,
+  );
+  log(
+    `differences from PyTorch semantics (expected on an Ascend device, not a failure): ` +
+      `${pytorchDifferences} of ${cases.length} configurations, ${pytorchElements} elements`,
+  );
+  for (const line of examples.slice(0, 10)) log(line);
+  if (examples.length > 10) log(`  ... and ${examples.length - 10} more configurations`);
+  return { cases: cases.length, failures, pytorchDifferences, pytorchElements };
+}
+
+function summarize(check: DeviceComparison, what: string): string {
+  const e = check.firstFailure!;
+  return `${check.failures} of ${check.elements} elements differ, e.g. [${e.index.join(", ")}]: ` +
+    `NPU ${e.actual}, ${what} ${e.expected} (bound ${e.bound.toPrecision(3)})`;
+}
+
+async function runCase(device: Device, c: VerifyCase, values: Float32Array): Promise<Float32Array> {
+  using grad = device.tensor(values, [c.inputSize[0], c.inputSize[1], ...c.outputSize], {
+    dtype: c.dtype,
+  });
+  using result = launch(grad, c);
+  return await result.toFloat32Array();
+}
+
+function launch(grad: Tensor, c: VerifyCase): Tensor {
+  const { outputSize, inputSize, scales } = c;
+  if (c.op === "nearestExact1d") {
+    return upsampleNearestExact1dBackward(grad, { outputSize, inputSize, scales: scales[0] });
+  }
+  const options = { outputSize, inputSize, scalesH: scales[0], scalesW: scales[1] };
+  return c.op === "nearestExact2d"
+    ? upsampleNearestExact2dBackward(grad, options)
+    : upsampleBilinear2dBackward(grad, { ...options, alignCorners: c.alignCorners });
+}
+
+/**
+ * The command: parses `args`, opens the device Device.open picks (with `--lib-dir`/`--device-id`),
+ * verifies it, and returns the exit status.
+ *
+ * @example
+ * ```ts ignore
+ * Deno.exit(await main(["--cases", "50"]));
+ * ```
+ */
+export async function main(args: readonly string[]): Promise<number> {
+  let options: VerifyOptions;
+  try {
+    options = parseVerifyArgs(args);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(error.message);
+    return 2;
+  }
+  using npu = Device.open({ libDir: options.libDir, deviceId: options.deviceId });
+  if (npu.backend !== "npu") {
+    console.error(
+      `verify: no NPU found (Device.open picked the CPU backend); install CANN and source its ` +
+        `set_env.sh, or pass --lib-dir`,
+    );
+    return 2;
+  }
+  console.log(`verifying ${npu.name} against the device reference (seed ${options.seed})`);
+  const summary = await verifyDevice(npu, options, console.log);
+  return summary.failures === 0 ? 0 : 1;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));
