@@ -1,7 +1,8 @@
 /**
  * `deno task bench`: every op x dtype of the shape suite (`cases.ts`) on the CPU backend (baseline: the
- * WebAssembly SIMD kernels), the same backend with its TypeScript kernels only, and the emulated NPU
- * (`native/build/`), one `deno bench` group per case and dtype.
+ * WebAssembly SIMD kernels at the default thread count), the same at one thread, the same backend
+ * with its TypeScript kernels only, and the emulated NPU (`native/build/`), one `deno bench` group
+ * per case and dtype.
  *
  * Measured per iteration: the op through the public API (validation, result allocation, launch),
  * `await device.synchronize()` (the NPU backend waits for its stream on a worker thread) and
@@ -18,6 +19,7 @@ import { openEmulatedNpu } from "./emu.ts";
 const LARGE = { n: 15, warmup: 3 } as const;
 
 const cpu = Device.open({ backend: "cpu" });
+const cpuOneThread = Device.open({ backend: "cpu", threads: 1 });
 const cpuTypeScript = Device.open({ backend: "cpu", cpuKernels: "typescript" });
 const npuOrReason = openEmulatedNpu();
 const npu = typeof npuOrReason === "string" ? null : npuOrReason;
@@ -58,6 +60,7 @@ function register(c: BenchCase, dtype: DType, label: string, device: Device | nu
 for (const c of CASES) {
   for (const dtype of BENCH_DTYPES) {
     register(c, dtype, "cpu", cpu);
+    register(c, dtype, "cpu-1-thread", cpuOneThread);
     register(c, dtype, "cpu-typescript", cpuTypeScript);
     register(c, dtype, "npu-emulated", npu);
   }
