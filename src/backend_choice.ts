@@ -37,16 +37,8 @@ export interface NpuRequest {
  * ```
  */
 export function autoFallback(error: unknown, request: NpuRequest): string {
-  let reason: string;
-  if (error instanceof LibraryLoadError || error instanceof Deno.errors.NotCapable) {
-    reason = error.message;
-  } else if (error instanceof AclError && DISCOVERY_APIS.has(error.api)) {
-    reason =
-      `${error.message}\nfix: check the driver and the NPUs with \`npu-smi info\`, and that ` +
-      "your CANN's set_env.sh was sourced";
-  } else {
-    throw error;
-  }
+  const reason = fallbackReasonOf(error);
+  if (reason === undefined) throw error;
   const by = requestedNpu(request);
   if (by !== undefined && !warned) {
     warned = true;
@@ -55,6 +47,40 @@ export function autoFallback(error: unknown, request: NpuRequest): string {
     );
   }
   return reason;
+}
+
+/**
+ * The reason (ending with its fix) for which `"auto"` falls back to the CPU when opening the NPU
+ * failed with `error`, or undefined when `error` is not one to fall back on.
+ *
+ * @example
+ * ```ts
+ * import { fallbackReasonOf } from "./backend_choice.ts";
+ * fallbackReasonOf(new TypeError("bug")); // undefined
+ * ```
+ */
+export function fallbackReasonOf(error: unknown): string | undefined {
+  if (error instanceof LibraryLoadError || error instanceof Deno.errors.NotCapable) {
+    return error.message;
+  }
+  if (error instanceof AclError && DISCOVERY_APIS.has(error.api)) {
+    return `${error.message}\nfix: check the driver and the NPUs with \`npu-smi info\`, and that ` +
+      "your CANN's set_env.sh was sourced";
+  }
+  return undefined;
+}
+
+/**
+ * Internal, for `deno task doctor`, which prints the reason itself: no fallback warning from here on.
+ *
+ * @example
+ * ```ts
+ * import { suppressFallbackWarning } from "./backend_choice.ts";
+ * suppressFallbackWarning();
+ * ```
+ */
+export function suppressFallbackWarning(): void {
+  warned = true;
 }
 
 /**

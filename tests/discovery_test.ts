@@ -12,7 +12,7 @@ import {
 } from "../mod.ts";
 import { loadCannFrom, loaderReason, searchPlan } from "../src/ffi/loader.ts";
 import { makeToolkit, makeTree, removeTree, runDeno } from "./cann_tree.ts";
-import { EMU_DIR } from "./helpers.ts";
+import { EMU_DIR, EMU_SPLIT_DIR } from "./helpers.ts";
 
 const CHILD = new URL("./child/open_device.ts", import.meta.url).pathname;
 const ALL = ["--allow-ffi", "--allow-env", "--allow-read"];
@@ -271,13 +271,16 @@ Deno.test("discovery: a libopapi.so without the upsample operators does not end 
   try {
     const libs = loadCannFrom([`${split}/lib64`]);
     assert.match(libs.opapiPath, /lib64\/libopapi_cv\.so$/);
+    // The emulation's own split build (native/Makefile: split/) too.
+    assert.match(loadCannFrom([EMU_SPLIT_DIR]).opapiPath, /split\/+libopapi_cv\.so$/);
     // The ops run from libopapi_cv.so and give what the emulation's own folder gives.
     const outputs: number[][] = [];
-    for (const libDir of [`${split}/lib64`, EMU_DIR]) {
+    for (const libDir of [`${split}/lib64`, EMU_SPLIT_DIR, EMU_DIR]) {
       using device = Device.open({ backend: "npu", libDir });
       outputs.push(await runEachOp(device));
     }
-    assert.deepEqual(outputs[0], outputs[1]);
+    assert.deepEqual(outputs[0], outputs[2]);
+    assert.deepEqual(outputs[1], outputs[2]);
     assert.ok(outputs[0].some((value) => value !== 0));
     assert.throws(() => loadCannFrom([`${noOps}/lib64`]), (error: LibraryLoadError) => {
       assert.match(

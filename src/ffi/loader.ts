@@ -37,6 +37,8 @@ export interface CannLibraries {
   readonly source: string;
   /** Path (or name) of the opened runtime library. */
   readonly aclPath: string;
+  /** Path (or name) of the opened aclnn base library. */
+  readonly nnopbasePath: string;
   /** Path (or name) of the opened operator library, for messages. */
   readonly opapiPath: string;
   /** libascendcl symbols. */
@@ -299,6 +301,7 @@ function openFolder(candidate: SearchCandidate, attempts: string[]): CannLibrari
     dir,
     source: candidate.source,
     aclPath: acl.path,
+    nnopbasePath: nnopbase.path,
     opapiPath: opapi.path,
     acl: acl.lib.symbols,
     nnopbase: nnopbase.lib.symbols,
@@ -322,6 +325,45 @@ function fixFor(plan: SearchPlan): string {
   return `${SET_ENV_FIX}${env}`;
 }
 
+/** What a search found: the plan, each failed path with its reason, and the libraries or the error. */
+export interface CannDiscovery {
+  /** What was searched. */
+  readonly plan: SearchPlan;
+  /** One line per path that failed, in search order (also before the folder that worked). */
+  readonly attempts: readonly string[];
+  /** The opened libraries, or undefined when none were found. */
+  readonly libs: CannLibraries | undefined;
+  /** Why nothing was found (with the fix), or undefined. */
+  readonly error: LibraryLoadError | undefined;
+}
+
+/**
+ * Searches CANN for a `libDir` option as {@link loadCann} does, and reports what it found instead of
+ * throwing when nothing was (`deno task doctor` shows all of it).
+ *
+ * @throws {Deno.errors.NotCapable} without an unscoped `--allow-ffi`
+ * @example
+ * ```ts ignore
+ * import { discoverCann } from "./loader.ts";
+ * const { libs, attempts } = discoverCann();
+ * console.log(libs?.dir ?? "no CANN", attempts);
+ * ```
+ */
+export function discoverCann(libDir?: string): CannDiscovery {
+  checkFfiPermission();
+  const plan = searchPlan(libDir);
+  const attempts: string[] = [];
+  for (const candidate of plan.candidates) {
+    const libs = opened.get(candidate.dir) ?? openFolder(candidate, attempts);
+    if (libs) {
+      opened.set(candidate.dir, libs);
+      return { plan, attempts, libs, error: undefined };
+    }
+  }
+  const error = new LibraryLoadError(attempts, { fix: fixFor(plan) });
+  return { plan, attempts, libs: undefined, error };
+}
+
 /**
  * Opens CANN for a `libDir` option: that folder alone, else the search of {@link searchPlan}.
  *
@@ -335,9 +377,9 @@ function fixFor(plan: SearchPlan): string {
  * ```
  */
 export function loadCann(libDir?: string): CannLibraries {
-  checkFfiPermission();
-  const plan = searchPlan(libDir);
-  return openFirstFolder(plan.candidates, fixFor(plan));
+  const { libs, error } = discoverCann(libDir);
+  if (error) throw error;
+  return libs!;
 }
 
 /**
@@ -353,20 +395,13 @@ export function loadCann(libDir?: string): CannLibraries {
  */
 export function loadCannFrom(dirs: readonly string[]): CannLibraries {
   checkFfiPermission();
-  const candidates = dirs.map((dir) => ({ dir, source: "given" }));
-  return openFirstFolder(candidates, `list the folder holding ${LIBRARIES}`);
-}
-
-function openFirstFolder(candidates: readonly SearchCandidate[], fix: string): CannLibraries {
   const attempts: string[] = [];
-  for (const candidate of candidates) {
-    const cached = opened.get(candidate.dir);
-    if (cached) return cached;
-    const libs = openFolder(candidate, attempts);
+  for (const dir of dirs) {
+    const libs = opened.get(dir) ?? openFolder({ dir, source: "given" }, attempts);
     if (libs) {
-      opened.set(candidate.dir, libs);
+      opened.set(dir, libs);
       return libs;
     }
   }
-  throw new LibraryLoadError(attempts, { fix });
+  throw new LibraryLoadError(attempts, { fix: `list the folder holding ${LIBRARIES}` });
 }
