@@ -22,6 +22,8 @@ const fmt = (values: Float32Array, count = 8): string =>
 
 using device = Device.open();
 console.log(`backend: ${device.backend}, device: ${device.name}`);
+// Why there is no NPU (every place searched, and the fix); `deno task doctor` tells more.
+if (device.fallbackReason) console.log(`no NPU: ${device.fallbackReason}`);
 
 // A forward op upsampled [2, 3, 4, 5] to [2, 3, 8, 10]; this is the gradient flowing back.
 const gradValues = Array.from({ length: 2 * 3 * 8 * 10 }, (_, i) => Math.sin(i) * 0.5);

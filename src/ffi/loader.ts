@@ -172,7 +172,8 @@ export function checkFfiPermission(): void {
   if (Deno.permissions.querySync({ name: "ffi" }).state === "granted") return;
   throw new Deno.errors.NotCapable(
     "the NPU path needs --allow-ffi without a path: Deno's pointer APIs (Deno.UnsafePointer, " +
-      "Deno.UnsafePointerView) refuse a path-scoped --allow-ffi=<path> and a grant given at a prompt\nfix: run with --allow-ffi (plus --allow-env --allow-read for the library search)",
+      "Deno.UnsafePointerView) refuse a path-scoped --allow-ffi=<path> and a grant given at a " +
+      "prompt\nfix: run with --allow-ffi (plus --allow-env --allow-read for the library search)",
   );
 }
 
