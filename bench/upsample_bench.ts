@@ -1,8 +1,10 @@
 /**
  * `deno task bench`: every op x dtype of the shape suite (`cases.ts`) on the CPU backend (baseline: the
  * WebAssembly SIMD kernels at the default thread count), the same at one thread, the same backend
- * with its TypeScript kernels only, and the emulated NPU (`native/build/`), one `deno bench` group
- * per case and dtype.
+ * with its TypeScript kernels only, the emulated NPU and the real one (the lanes of `tests/lanes.ts`:
+ * `npu` is the CANN the library's own search finds, ignored with the reason printed where there is
+ * none), one `deno bench` group per case and dtype. Kernel time measured on the device:
+ * `device_time_bench.ts`.
  *
  * Measured per iteration: the op through the public API (validation, result allocation, launch),
  * `await device.synchronize()` (the NPU backend waits for its stream on a worker thread) and
@@ -13,17 +15,21 @@
 
 import { Device, type DType, type Tensor } from "../mod.ts";
 import { BENCH_DTYPES, type BenchCase, CASES, gradShape, makeGrad, runCase } from "./cases.ts";
-import { openEmulatedNpu } from "./emu.ts";
+import { processLanes } from "../tests/lanes.ts";
+import { EMU_DIR } from "./emu.ts";
 
 /** Iterations of the large cases (tens of ms each): enough for a stable mean, a few minutes in all. */
 const LARGE = { n: 15, warmup: 3 } as const;
 
-const cpu = Device.open({ backend: "cpu" });
-const cpuOneThread = Device.open({ backend: "cpu", threads: 1 });
-const cpuTypeScript = Device.open({ backend: "cpu", cpuKernels: "typescript" });
-const npuOrReason = openEmulatedNpu();
-const npu = typeof npuOrReason === "string" ? null : npuOrReason;
-if (npu === null) console.warn(`upsample_bench: ${npuOrReason}; NPU benches are ignored`);
+// The lanes (cpu, cpu-typescript, npu-emulated, npu), plus the CPU at one thread after "cpu".
+const devices = processLanes(EMU_DIR).flatMap((lane) => {
+  const entry = {
+    label: lane.label as string,
+    device: lane.ignore === undefined ? lane.open() : null,
+  };
+  if (lane.label !== "cpu") return [entry];
+  return [entry, { label: "cpu-1-thread", device: Device.open({ backend: "cpu", threads: 1 }) }];
+});
 
 /** The gradient tensor in use per device; replaced (and the old one disposed) when the case changes. */
 const current = new Map<Device, { key: string; grad: Tensor }>();
@@ -59,9 +65,6 @@ function register(c: BenchCase, dtype: DType, label: string, device: Device | nu
 
 for (const c of CASES) {
   for (const dtype of BENCH_DTYPES) {
-    register(c, dtype, "cpu", cpu);
-    register(c, dtype, "cpu-1-thread", cpuOneThread);
-    register(c, dtype, "cpu-typescript", cpuTypeScript);
-    register(c, dtype, "npu-emulated", npu);
+    for (const { label, device } of devices) register(c, dtype, label, device);
   }
 }

@@ -271,8 +271,23 @@ export class Device {
   /**
    * Creates a tensor from numbers (rounded to nearest even for float16 and bfloat16), in row-major order.
    *
-   * @throws {TypeError} on a bad dtype or values that are not numbers
+   * For `float16` and `bfloat16`, a `Uint16Array` or `Int16Array` holds the raw bit patterns instead
+   * (IEEE binary16, or the top half of a float32), stored as they are: NaN payloads, `-0` and
+   * subnormals included, as PyTorch's `tensor.view(torch.int16)` round-trips them. Read them back with
+   * {@link Tensor.toRawBits}. For `float32` such arrays are refused (pass numbers or a `Float32Array`).
+   *
+   * @throws {TypeError} on a bad dtype, values that are not numbers, or 16-bit patterns for float32
    * @throws {RangeError} when the value count does not match the shape
+   * @example
+   * ```ts
+   * import { Device } from "../mod.ts";
+   * using device = Device.open({ backend: "cpu" });
+   * // 1, -0, a NaN with payload 0x155, the smallest subnormal: as float16 bits.
+   * using half = device.tensor(new Uint16Array([0x3c00, 0x8000, 0x7d55, 0x0001]), [4], {
+   *   dtype: "float16",
+   * });
+   * console.log(await half.toRawBits()); // Uint16Array [15360, 32768, 32085, 1]
+   * ```
    */
   tensor(values: ArrayLike<number>, shape: readonly number[], options: TensorOptions = {}): Tensor {
     this.#checkOpen("tensor");
@@ -297,6 +312,17 @@ export class Device {
           );
         }
       }
+    }
+    if (values instanceof Uint16Array || values instanceof Int16Array) {
+      if (dtype === "float32") {
+        throw new TypeError(
+          `tensor(values, shape): a ${values.constructor.name} holds float16/bfloat16 bit patterns, ` +
+            `but dtype is float32 (pass numbers or a Float32Array, or dtype "float16"/"bfloat16")`,
+        );
+      }
+      // Bit patterns as they are; upload copies them.
+      const bits = new Uint16Array(values.buffer, values.byteOffset, length);
+      return this.#allocateWith(dtype, shape, length, bits);
     }
     const host = allocateHost(dtype, length);
     encodeInto(dtype, values, host);

@@ -22,7 +22,7 @@ import { deviceInternals } from "../src/device.ts";
 import type { NpuBackend, NpuBuffer } from "../src/ffi/npu_backend.ts";
 import { ACL_FORMAT, MEMCPY_KIND } from "../src/ffi/symbols.ts";
 import { tensorInternals } from "../src/tensor/tensor.ts";
-import { emu, EMU_DIR, emuLive } from "./helpers.ts";
+import { emu, EMU_DIR, EMULATED_LANE, emuLive } from "./helpers.ts";
 
 type Fn = (...args: unknown[]) => unknown;
 
@@ -63,7 +63,7 @@ function referencedFrees(): bigint {
   return referenced.aclemuReferencedFrees?.() ?? 0n;
 }
 
-Deno.test("binding bugs: growing the workspace while a kernel that uses the old one is queued", async () => {
+EMULATED_LANE.test("binding bugs: growing the workspace while a kernel that uses the old one is queued", async () => {
   const baseline = emuLive();
   const before = referencedFrees();
   const device = openNpu();
@@ -120,7 +120,7 @@ Deno.test("binding bugs: growing the workspace while a kernel that uses the old 
   assert.deepEqual(emuLive(), baseline);
 });
 
-Deno.test("binding bugs: close() with queued work synchronizes before it frees anything", () => {
+EMULATED_LANE.test("binding bugs: close() with queued work synchronizes before it frees anything", () => {
   const baseline = emuLive();
   const before = referencedFrees();
   const device = openNpu();
@@ -151,7 +151,7 @@ Deno.test("binding bugs: close() with queued work synchronizes before it frees a
   assert.deepEqual(emuLive(), baseline);
 });
 
-Deno.test("binding bugs: views are tagged NCL (3-D) and NCHW (4-D), never ND", async () => {
+EMULATED_LANE.test("binding bugs: views are tagged NCL (3-D) and NCHW (4-D), never ND", async () => {
   using device = openNpu();
   const { patch, restore } = patcher(device);
   const formats = new Map<number, Set<number>>();
@@ -184,7 +184,7 @@ Deno.test("binding bugs: views are tagged NCL (3-D) and NCHW (4-D), never ND", a
   assert.deepEqual([...formats.get(4)!], [ACL_FORMAT.NCHW]);
 });
 
-Deno.test("binding bugs: uploads are HOST_TO_DEVICE and downloads DEVICE_TO_HOST", async () => {
+EMULATED_LANE.test("binding bugs: uploads are HOST_TO_DEVICE and downloads DEVICE_TO_HOST", async () => {
   using device = openNpu();
   const { patch, restore } = patcher(device);
   const kinds: string[] = [];
@@ -209,7 +209,7 @@ Deno.test("binding bugs: uploads are HOST_TO_DEVICE and downloads DEVICE_TO_HOST
   assert.deepEqual(kinds, [up, up, down, down]);
 });
 
-Deno.test("binding bugs: a workspace size above 2^32 bytes is requested whole", async () => {
+EMULATED_LANE.test("binding bugs: a workspace size above 2^32 bytes is requested whole", async () => {
   using device = openNpu();
   using grad = device.tensor(new Array(64).fill(1), [1, 1, 8, 8]);
   const options = { outputSize: [8, 8], inputSize: [1, 1, 4, 4] };
@@ -246,7 +246,7 @@ Deno.test("binding bugs: a workspace size above 2^32 bytes is requested whole", 
   assert.deepEqual(emuLive(), baseline, "result, executor and descriptors were released");
 });
 
-Deno.test("binding bugs (second guard): the deterministic value in effect at each launch is the call's", async () => {
+EMULATED_LANE.test("binding bugs (second guard): the deterministic value in effect at each launch is the call's", async () => {
   using device = openNpu();
   using grad = device.zeros([1, 1, 4, 4]);
   const { patch, restore } = patcher(device);
@@ -284,7 +284,7 @@ Deno.test("binding bugs (second guard): the deterministic value in effect at eac
   }
 });
 
-Deno.test("binding bugs (second guard): a read copies its storage before the storage is freed", async () => {
+EMULATED_LANE.test("binding bugs (second guard): a read copies its storage before the storage is freed", async () => {
   using device = openNpu();
   using grad = device.tensor(new Array(16).fill(1), [1, 1, 4, 4]);
   const { patch, restore } = patcher(device);

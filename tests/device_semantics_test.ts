@@ -12,7 +12,7 @@ import {
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
 import { assertMatchesDeviceOp, deviceModel } from "./device_model.ts";
-import { assertBitEqual, assertClose, EMU_DIR, roundTo } from "./helpers.ts";
+import { assertBitEqual, assertClose, BACKENDS, roundTo } from "./helpers.ts";
 import { referenceBilinear2dBackward, referenceNearestExactBackward } from "./reference.ts";
 
 interface TieCase {
@@ -35,10 +35,15 @@ function differing(a: Float32Array, b: Float32Array): number[] {
   return cells;
 }
 
-for (const dtype of ["float32", "float16", "bfloat16"] as const satisfies readonly DType[]) {
-  Deno.test(`device semantics: tie cases differ from the CPU in exactly the predicted cells (${dtype})`, async () => {
+// On every NPU lane: the emulation, and the CANN the library's search finds (a real device must show
+// the same cells).
+const NPU_LANES = BACKENDS.filter((lane) => lane.kind === "npu");
+const DTYPES = ["float32", "float16", "bfloat16"] as const satisfies readonly DType[];
+
+for (const [lane, dtype] of NPU_LANES.flatMap((lane) => DTYPES.map((d) => [lane, d] as const))) {
+  lane.test(`device semantics on ${lane.label}: tie cases differ from the CPU in exactly the predicted cells (${dtype})`, async () => {
     using cpu = Device.open({ backend: "cpu" });
-    using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
+    using npu = lane.open();
     for (const tie of TIES) {
       const twoD = tie.outputSize.length === 2;
       const gradShape = [tie.inputSize[0], tie.inputSize[1], ...tie.outputSize];
@@ -86,44 +91,46 @@ for (const dtype of ["float32", "float16", "bfloat16"] as const satisfies readon
   });
 }
 
-Deno.test("device semantics: bilinear V2 with one scale ignores it, both scales are used", async () => {
-  using cpu = Device.open({ backend: "cpu" });
-  using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
-  const gradShape = [1, 2, 7, 7];
-  const values = Float32Array.from({ length: 98 }, (_, i) => ((i * 13) % 17) / 4 - 2);
-  const base = { outputSize: [7, 7], inputSize: [1, 2, 3, 3] };
-  const results = new Map<string, { npu: Float32Array; cpu: Float32Array }>();
-  for (
-    const [label, scalesH, scalesW] of [["none", 0, 0], ["one", 2.4, 0], [
-      "both",
-      2.4,
-      2.4,
-    ]] as const
-  ) {
-    const options = { ...base, scalesH, scalesW };
-    const run = async (device: Device): Promise<Float32Array> => {
-      using grad = device.tensor(values, gradShape);
-      using result = upsampleBilinear2dBackward(grad, options);
-      return await result.toFloat32Array();
-    };
-    const onNpu = await run(npu);
-    assertMatchesDeviceOp(onNpu, upsampleBilinear2dBackward, values, "float32", options, label);
-    results.set(label, { npu: onNpu, cpu: await run(cpu) });
-    const pytorch = referenceBilinear2dBackward(values, base.inputSize, base.outputSize, [
-      scalesH,
-      scalesW,
-    ], false);
-    assertClose(results.get(label)!.cpu, pytorch, `${label}: CPU against PyTorch`, { ulps: 4 });
-  }
-  const gap = (a: Float32Array, b: Float32Array): number =>
-    a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
-  // The device ignores the single scale: "one" is "none" up to summation order.
-  assert.ok(gap(results.get("one")!.npu, results.get("none")!.npu) < 1e-5);
-  // PyTorch uses it (and both are used on both backends): far more than rounding apart.
-  assert.ok(gap(results.get("one")!.cpu, results.get("none")!.cpu) > 1e-2);
-  assert.ok(gap(results.get("both")!.npu, results.get("none")!.npu) > 1e-2);
-  assert.ok(gap(results.get("both")!.npu, results.get("both")!.cpu) < 1e-5);
-});
+for (const lane of NPU_LANES) {
+  lane.test(`device semantics on ${lane.label}: bilinear V2 with one scale ignores it, both scales are used`, async () => {
+    using cpu = Device.open({ backend: "cpu" });
+    using npu = lane.open();
+    const gradShape = [1, 2, 7, 7];
+    const values = Float32Array.from({ length: 98 }, (_, i) => ((i * 13) % 17) / 4 - 2);
+    const base = { outputSize: [7, 7], inputSize: [1, 2, 3, 3] };
+    const results = new Map<string, { npu: Float32Array; cpu: Float32Array }>();
+    for (
+      const [label, scalesH, scalesW] of [["none", 0, 0], ["one", 2.4, 0], [
+        "both",
+        2.4,
+        2.4,
+      ]] as const
+    ) {
+      const options = { ...base, scalesH, scalesW };
+      const run = async (device: Device): Promise<Float32Array> => {
+        using grad = device.tensor(values, gradShape);
+        using result = upsampleBilinear2dBackward(grad, options);
+        return await result.toFloat32Array();
+      };
+      const onNpu = await run(npu);
+      assertMatchesDeviceOp(onNpu, upsampleBilinear2dBackward, values, "float32", options, label);
+      results.set(label, { npu: onNpu, cpu: await run(cpu) });
+      const pytorch = referenceBilinear2dBackward(values, base.inputSize, base.outputSize, [
+        scalesH,
+        scalesW,
+      ], false);
+      assertClose(results.get(label)!.cpu, pytorch, `${label}: CPU against PyTorch`, { ulps: 4 });
+    }
+    const gap = (a: Float32Array, b: Float32Array): number =>
+      a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
+    // The device ignores the single scale: "one" is "none" up to summation order.
+    assert.ok(gap(results.get("one")!.npu, results.get("none")!.npu) < 1e-5);
+    // PyTorch uses it (and both are used on both backends): far more than rounding apart.
+    assert.ok(gap(results.get("one")!.cpu, results.get("none")!.cpu) > 1e-2);
+    assert.ok(gap(results.get("both")!.npu, results.get("none")!.npu) > 1e-2);
+    assert.ok(gap(results.get("both")!.npu, results.get("both")!.cpu) < 1e-5);
+  });
+}
 
 Deno.test("device semantics: share of size pairs (in <= 39, out <= 119) the device maps differently", () => {
   let pairs = 0, differ = 0;

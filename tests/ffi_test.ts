@@ -25,6 +25,7 @@ import {
   EMU_DIR,
   EMU_NO_1D_DIR,
   EMU_NO_V2_DIR,
+  EMULATED_LANE,
   emuLive,
   makeView,
   rng,
@@ -41,7 +42,7 @@ const npuOf = (device: Device): NpuBackend =>
 const addressOf = (tensor: Tensor): bigint =>
   (tensorInternals(tensor).storage.handle as NpuBuffer).address;
 
-Deno.test("npu: device name, backend and auto selection", () => {
+EMULATED_LANE.test("npu: device name, backend and auto selection", () => {
   using device = openNpu();
   assert.equal(device.backend, "npu");
   // aclrtGetSocName answers the SoC alone, as CANN does (the emulation: ACLEMU_SOC, default Ascend910B3).
@@ -51,7 +52,7 @@ Deno.test("npu: device name, backend and auto selection", () => {
   assert.throws(() => openNpu(7), /deviceId 7 is out of range: .* reports 2 device\(s\)/);
 });
 
-Deno.test("npu: strided and offset views and a strided out give what the device computes", async () => {
+EMULATED_LANE.test("npu: strided and offset views and a strided out give what the device computes", async () => {
   using npu = openNpu();
   const values = randomValues(2 * 3 * 7 * 9, 1);
   const shape = [2, 3, 7, 9];
@@ -76,7 +77,7 @@ Deno.test("npu: strided and offset views and a strided out give what the device 
   }
 });
 
-Deno.test("npu: the workspace path (nearest-exact 2d asks for one) is cached and freed on close", async () => {
+EMULATED_LANE.test("npu: the workspace path (nearest-exact 2d asks for one) is cached and freed on close", async () => {
   const baseline = emuLive();
   const device = openNpu();
   using grad = device.zeros([1, 2, 8, 8]);
@@ -95,7 +96,7 @@ const RAW = {
   aclrtMemcpy: { parameters: ["buffer", "usize", "usize", "usize", "i32"], result: "i32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
-Deno.test("npu: reads await the stream; an unsynchronized raw copy sees stale data", async () => {
+EMULATED_LANE.test("npu: reads await the stream; an unsynchronized raw copy sees stale data", async () => {
   using device = openNpu();
   const raw = Deno.dlopen(`${EMU_DIR}libascendcl.so`, RAW);
   try {
@@ -113,7 +114,7 @@ Deno.test("npu: reads await the stream; an unsynchronized raw copy sees stale da
   }
 });
 
-Deno.test("npu: deterministic mode reaches the runtime, per device and per call", async () => {
+EMULATED_LANE.test("npu: deterministic mode reaches the runtime, per device and per call", async () => {
   using device = openNpu();
   using grad = device.zeros([1, 1, 4]);
   const run = (deterministic?: boolean): void => {
@@ -140,7 +141,7 @@ Deno.test("npu: deterministic mode reaches the runtime, per device and per call"
   assert.equal(npuOf(fresh).readDeterministic(), true);
 });
 
-Deno.test("npu: runtime failures become AclError with status, API and message; nothing leaks", async () => {
+EMULATED_LANE.test("npu: runtime failures become AclError with status, API and message; nothing leaks", async () => {
   using device = openNpu();
   using grad = device.tensor(randomValues(64, 2), [1, 1, 8, 8]);
   const options = { outputSize: [8, 8], inputSize: [1, 1, 4, 4] };
@@ -180,7 +181,7 @@ Deno.test("npu: runtime failures become AclError with status, API and message; n
   assertBitEqual(await again.toFloat32Array(), await expected.toFloat32Array(), "after faults");
 });
 
-Deno.test("npu: a missing library lists every path tried", () => {
+EMULATED_LANE.test("npu: a missing library lists every path tried", () => {
   // (The search plan itself: discovery_test.ts.) In-process the emulation is already loaded, so the
   // system loader would find it by SONAME: list folders explicitly.
   assert.throws(() => loadCannFrom(["/nonexistent/lib64", EMU_DIR + "obj"]), (error) => {
@@ -194,7 +195,7 @@ Deno.test("npu: a missing library lists every path tried", () => {
   assert.throws(() => loadCannFrom([`${EMU_DIR}partial`]), /partial\/libnnopbase\.so: /);
 });
 
-Deno.test("npu: a missing operator symbol is named, before anything is allocated", () => {
+EMULATED_LANE.test("npu: a missing operator symbol is named, before anything is allocated", () => {
   using device = openNpu(0, EMU_NO_1D_DIR);
   using grad = device.zeros([1, 1, 4]);
   const before = emuLive();
@@ -210,7 +211,7 @@ Deno.test("npu: a missing operator symbol is named, before anything is allocated
   assert.deepEqual(emuLive(), before);
 });
 
-Deno.test("npu: bilinear falls back to V1 and refuses what V1 would get wrong", async () => {
+EMULATED_LANE.test("npu: bilinear falls back to V1 and refuses what V1 would get wrong", async () => {
   using v1 = openNpu(0, EMU_NO_V2_DIR);
   using cpu = Device.open({ backend: "cpu" });
   const values = randomValues(2 * 2 * 6 * 10, 3);
@@ -237,7 +238,7 @@ Deno.test("npu: bilinear falls back to V1 and refuses what V1 would get wrong", 
   );
 });
 
-Deno.test("npu: two devices interleaved never mix memory or streams", async () => {
+EMULATED_LANE.test("npu: two devices interleaved never mix memory or streams", async () => {
   using d0 = openNpu(0);
   using d1 = openNpu(1);
   using cpu = Device.open({ backend: "cpu" });
@@ -269,14 +270,14 @@ Deno.test("npu: two devices interleaved never mix memory or streams", async () =
   }
 });
 
-Deno.test("npu: after every device is closed, nothing is left in the emulation", () => {
+EMULATED_LANE.test("npu: after every device is closed, nothing is left in the emulation", () => {
   const live = emuLive();
   assert.equal(live.allocations, 0n);
   assert.equal(live.objects, 0n);
   assert.equal(emu().aclemuLiveStreams(), 0n);
 });
 
-Deno.test("npu: closing a device while a read is in flight", async () => {
+EMULATED_LANE.test("npu: closing a device while a read is in flight", async () => {
   const baseline = emuLive();
   const device = openNpu();
   const grad = device.tensor(new Array(64).fill(1), [1, 1, 8, 8]);
@@ -296,7 +297,7 @@ Deno.test("npu: closing a device while a read is in flight", async () => {
   assert.deepEqual(emuLive(), baseline);
 });
 
-Deno.test("npu: a worker-thread sync refused for lack of a context falls back to the JS thread", async () => {
+EMULATED_LANE.test("npu: a worker-thread sync refused for lack of a context falls back to the JS thread", async () => {
   using device = openNpu();
   using grad = device.tensor(new Array(16).fill(1), [1, 1, 4, 4]);
   using result = upsampleNearestExact2dBackward(grad, {
@@ -309,7 +310,7 @@ Deno.test("npu: a worker-thread sync refused for lack of a context falls back to
   emu().aclemuResetFaults();
 });
 
-Deno.test("npu: a new device does not trust what an earlier one left in the runtime", () => {
+EMULATED_LANE.test("npu: a new device does not trust what an earlier one left in the runtime", () => {
   const first = openNpu();
   first.setDeterministic(true);
   const keep = openNpu(); // keeps device 0's context alive across the close below
@@ -325,7 +326,7 @@ Deno.test("npu: a new device does not trust what an earlier one left in the runt
   }
 });
 
-Deno.test("npu: a failed upload or download frees what it allocated and names aclrtMemcpy", async () => {
+EMULATED_LANE.test("npu: a failed upload or download frees what it allocated and names aclrtMemcpy", async () => {
   using device = openNpu();
   const baseline = emuLive();
   for (const make of [() => device.tensor([1, 2, 3, 4], [4]), () => device.zeros([4])]) {

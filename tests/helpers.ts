@@ -1,14 +1,15 @@
 /**
- * Test helpers: element-wise comparison, the two backends every public-API suite runs on, the host
+ * Test helpers: element-wise comparison, the lanes every public-API suite runs on (`lanes.ts`), the host
  * emulation's test-only controls, and building non-contiguous views.
  *
  * @module
  */
 
 import { AssertionError } from "node:assert/strict";
-import { Device, type DType, type Tensor } from "../mod.ts";
+import type { Device, DType, Tensor } from "../mod.ts";
 import { bfloat16BitsFromNumber, bfloat16BitsToNumber } from "../src/tensor/dtype.ts";
 import { emulationDir } from "../tools/emu_dir.ts";
+import { type BackendCase, processLanes } from "./lanes.ts";
 
 /**
  * Folder of the host emulation build for the platform the tests run on (`deno task build:native`;
@@ -31,33 +32,24 @@ export const EMU_TORCH_MAP_DIR: string = `${EMU_DIR}torch-map/`;
 /** Variant with a libopapi.so lacking the upsample symbols and a libopapi_cv.so holding them. */
 export const EMU_SPLIT_DIR: string = `${EMU_DIR}split/`;
 
-/** A backend the public-API suites run on. */
-export interface BackendCase {
-  /** Label for test names. */
-  readonly label: "cpu" | "cpu-typescript" | "npu-emulated";
-  /** Whether the device is the emulated NPU (emulator counters apply). */
-  readonly npu: boolean;
-  /** Opens a fresh device. */
-  open(): Device;
-}
+export type { BackendCase, LaneLabel } from "./lanes.ts";
 
 /**
- * The CPU backend (wasm kernels, and TypeScript kernels only) and the emulated NPU (all always run:
- * `deno task test` builds the emulation).
+ * The lanes every public-API suite runs on (`tests/lanes.ts`): the CPU backend (wasm kernels, and
+ * TypeScript kernels only), the emulated NPU (explicit `libDir`: {@link EMU_DIR}) and `npu`, the CANN the
+ * library's own search finds. A lane that cannot run here is listed with its reason (`ignore`); suites
+ * register tests with `lane.test(...)`, which ignores them there; the reason is printed once.
  */
-export const BACKENDS: readonly BackendCase[] = [
-  { label: "cpu", npu: false, open: () => Device.open({ backend: "cpu" }) },
-  {
-    label: "cpu-typescript",
-    npu: false,
-    open: () => Device.open({ backend: "cpu", cpuKernels: "typescript" }),
-  },
-  {
-    label: "npu-emulated",
-    npu: true,
-    open: () => Device.open({ backend: "npu", libDir: EMU_DIR }),
-  },
-];
+export const BACKENDS: readonly BackendCase[] = processLanes(EMU_DIR);
+
+/** The lanes of {@link BACKENDS} that run in this process. */
+export const RUNNING_BACKENDS: readonly BackendCase[] = BACKENDS.filter((lane) => !lane.ignore);
+
+/**
+ * The emulated-NPU lane, the only one where {@link emu} applies: tests that need the emulation (its
+ * controls, variants, second device) register with `EMULATED_LANE.test(...)`.
+ */
+export const EMULATED_LANE: BackendCase = BACKENDS.find((lane) => lane.emulated)!;
 
 const CONTROLS = {
   aclemuLiveAllocations: { parameters: [], result: "i64" },
@@ -89,8 +81,16 @@ const CONTROLS = {
 
 let controls: Deno.DynamicLibrary<typeof CONTROLS>["symbols"] | null = null;
 
-/** The emulation's test-only controls (the same loaded library the NPU backend uses). */
+/**
+ * The emulation's test-only controls (the same loaded library the NPU backend uses).
+ *
+ * @throws {Error} when the emulated lane cannot run in this process (it would load the emulation
+ *   next to another CANN runtime)
+ */
 export function emu(): Deno.DynamicLibrary<typeof CONTROLS>["symbols"] {
+  if (EMULATED_LANE.ignore !== undefined) {
+    throw new Error(`the emulation is not loadable here: ${EMULATED_LANE.ignore}`);
+  }
   controls ??= Deno.dlopen(`${EMU_DIR}libascendcl.so`, CONTROLS).symbols;
   return controls;
 }

@@ -1,8 +1,9 @@
 // Parity with PyTorch: every fixture, through the public API, on the CPU backend. float32 nearest-exact
 // must be bit-exact; bilinear within 4 ulp or 4e-5 * max|expected| (see check()); float16/bfloat16 equal
 // the RNE of the float32 result (bilinear: within one step of the dtype).
-// The emulated NPU computes what the Ascend kernels compute, which differs from PyTorch at ties and in
-// some scale routing: its lane runs the same fixtures against the device model (tests/device_model.ts).
+// The NPU lanes (the emulation, and the CANN the library's search finds) compute what the Ascend kernels
+// compute, which differs from PyTorch at ties and in some scale routing: they run the same fixtures
+// against the device model (tests/device_model.ts).
 
 import { AssertionError } from "node:assert/strict";
 import {
@@ -117,16 +118,18 @@ function checkDevice(fixture: FixtureCase, actual: Float32Array): void {
 }
 
 for (const backend of BACKENDS) {
-  Deno.test(`parity with PyTorch fixtures on ${backend.label}`, async (t) => {
+  const expectation = backend.kind === "npu" ? "the device model" : "PyTorch";
+  backend.test(`fixtures on ${backend.label} match ${expectation}`, async (t) => {
     using device = backend.open();
-    const before = !backend.npu ? null : emuLive();
+    const before = !backend.emulated ? null : emuLive();
     let checked = 0;
     for (const fixture of fixtures) {
       await t.step({
         name: `${fixture.name} ${fixture.dtype} ${fixture.layout}`,
         fn: async () => {
           const actual = await runFixture(device, fixture);
-          return backend.npu ? checkDevice(fixture, actual) : check(fixture, actual);
+          // Both NPU lanes follow the device (the real one above all), never PyTorch's bits.
+          return backend.kind === "npu" ? checkDevice(fixture, actual) : check(fixture, actual);
         },
         sanitizeOps: false,
         sanitizeResources: false,

@@ -101,7 +101,7 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
 };
 
 for (const backend of BACKENDS) {
-  Deno.test(`properties on ${backend.label}: adjoint identity, determinism, views`, async () => {
+  backend.test(`properties on ${backend.label}: adjoint identity, determinism, views`, async () => {
     using device: Device = backend.open();
     const next = rng(2024);
     let checked = 0;
@@ -116,7 +116,7 @@ for (const backend of BACKENDS) {
       using grad = device.tensor(g, gradShape);
       using gi = backward(config, grad);
       const result = await gi.toFloat32Array();
-      if (backend.npu) {
+      if (backend.kind === "npu") {
         const fn = config.op === "nearestExact1d"
           ? upsampleNearestExact1dBackward
           : config.op === "nearestExact2d"
@@ -160,7 +160,7 @@ for (const backend of BACKENDS) {
 }
 
 for (const backend of BACKENDS) {
-  Deno.test(`signed zeros on ${backend.label}: sums start from +0 as PyTorch's scatter does`, async () => {
+  backend.test(`signed zeros on ${backend.label}: sums start from +0 as PyTorch's scatter does`, async () => {
     using device = backend.open();
     for (const dtype of ["float32", "float16", "bfloat16"] as const) {
       for (

@@ -20,7 +20,7 @@ import { MAX_VIEWS_PER_BUFFER } from "../src/ffi/descriptors.ts";
 import type { NpuBackend } from "../src/ffi/npu_backend.ts";
 import { tensorInternals } from "../src/tensor/tensor.ts";
 import { deviceModel } from "./device_model.ts";
-import { assertBitEqual, emu, EMU_DIR, emuLive, rng } from "./helpers.ts";
+import { assertBitEqual, emu, EMU_DIR, EMULATED_LANE, emuLive, rng } from "./helpers.ts";
 
 const openNpu = (): Device => Device.open({ backend: "npu", libDir: EMU_DIR });
 const npuOf = (device: Device): NpuBackend =>
@@ -41,7 +41,7 @@ function onDevice(data: Float32Array, shape: number[], options = OPTIONS): Promi
   return Promise.resolve(deviceModel(data, c));
 }
 
-Deno.test("descriptors: a view's aclTensor and int array are made once and reused", async () => {
+EMULATED_LANE.test("descriptors: a view's aclTensor and int array are made once and reused", async () => {
   const baseline = emuLive();
   const device = openNpu();
   try {
@@ -73,7 +73,7 @@ Deno.test("descriptors: a view's aclTensor and int array are made once and reuse
   assert.deepEqual(emuLive(), baseline, "close destroyed every cached descriptor");
 });
 
-Deno.test("descriptors: other offsets, strides and shapes of one storage get their own", async () => {
+EMULATED_LANE.test("descriptors: other offsets, strides and shapes of one storage get their own", async () => {
   using device = openNpu();
   const cache = npuOf(device).descriptors;
   // Three [1, 2, 4, 4] gradients stacked in one storage, and a transposed copy of the first.
@@ -111,7 +111,7 @@ Deno.test("descriptors: other offsets, strides and shapes of one storage get the
   }
 });
 
-Deno.test("descriptors: many views of one storage stay bounded and right", async () => {
+EMULATED_LANE.test("descriptors: many views of one storage stay bounded and right", async () => {
   using device = openNpu();
   const cache = npuOf(device).descriptors;
   const views = 3 * MAX_VIEWS_PER_BUFFER;
@@ -129,7 +129,7 @@ Deno.test("descriptors: many views of one storage stay bounded and right", async
   }
 });
 
-Deno.test("descriptors: a freed storage's descriptors are gone, its successor gets fresh ones", async () => {
+EMULATED_LANE.test("descriptors: a freed storage's descriptors are gone, its successor gets fresh ones", async () => {
   using device = openNpu();
   const cache = npuOf(device).descriptors;
   using out = device.zeros(OPTIONS.inputSize);
@@ -177,7 +177,7 @@ Deno.test("descriptors: a freed storage's descriptors are gone, its successor ge
   console.log(`  ${addresses.size} distinct addresses over 6 storages`);
 });
 
-Deno.test({
+EMULATED_LANE.test({
   name: "descriptors: a tensor dropped without dispose() takes its descriptors with it (gc)",
   ignore: typeof (globalThis as { gc?: () => void }).gc !== "function",
   fn: async () => {
@@ -230,7 +230,7 @@ function failNthCreation(device: Device, n: number): { restore(): void; calls():
   };
 }
 
-Deno.test("descriptors: a creation that fails at any point leaves nothing new behind", async () => {
+EMULATED_LANE.test("descriptors: a creation that fails at any point leaves nothing new behind", async () => {
   const ops = [
     { label: "nearest-exact 2d", run: upsampleNearestExact2dBackward },
     { label: "bilinear 2d", run: upsampleBilinear2dBackward },
@@ -295,7 +295,7 @@ Deno.test("descriptors: a creation that fails at any point leaves nothing new be
   assert.equal(cases, 12);
 });
 
-Deno.test("descriptors: a failed launch keeps older descriptors and drops the new ones", async () => {
+EMULATED_LANE.test("descriptors: a failed launch keeps older descriptors and drops the new ones", async () => {
   using device = openNpu();
   const cache = npuOf(device).descriptors;
   using grad = device.tensor(values(32, 40), GRAD_SHAPE);
@@ -317,7 +317,7 @@ Deno.test("descriptors: a failed launch keeps older descriptors and drops the ne
   assert.deepEqual(emuLive(), baseline, "the cached ones are still used");
 });
 
-Deno.test("descriptors: launchAclnn refuses sizes that disagree with the views", () => {
+EMULATED_LANE.test("descriptors: launchAclnn refuses sizes that disagree with the views", () => {
   using device = openNpu();
   const backend = npuOf(device);
   using grad = device.zeros(GRAD_SHAPE);

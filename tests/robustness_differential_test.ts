@@ -16,7 +16,15 @@ import {
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
 import { assertMatchesDeviceModel, type DeviceCase } from "./device_model.ts";
-import { assertBitEqual, assertClose, EMU_DIR, makeView, rng, roundTo } from "./helpers.ts";
+import {
+  assertBitEqual,
+  assertClose,
+  EMU_DIR,
+  EMULATED_LANE,
+  makeView,
+  rng,
+  roundTo,
+} from "./helpers.ts";
 import { referenceBilinear2dBackward, referenceNearestExactBackward } from "./reference.ts";
 
 type Op = "nearestExact1d" | "nearestExact2d" | "bilinear2d";
@@ -261,7 +269,7 @@ function assertPytorch(
   });
 }
 
-Deno.test("differential: random valid configurations on the CPU (PyTorch) and the emulated NPU (device model)", async () => {
+EMULATED_LANE.test("differential: random valid configurations on the CPU (PyTorch) and the emulated NPU (device model)", async () => {
   using cpu = Device.open({ backend: "cpu" });
   using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
   const r = rng(SEED);

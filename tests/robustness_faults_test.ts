@@ -15,7 +15,7 @@ import {
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
 import { assertMatchesDeviceOp, type OpOptions } from "./device_model.ts";
-import { emu, EMU_DIR, EMU_NO_V2_DIR, emuLive, rng } from "./helpers.ts";
+import { emu, EMU_DIR, EMU_NO_V2_DIR, EMULATED_LANE, emuLive, rng } from "./helpers.ts";
 
 interface OpCase {
   readonly label: string;
@@ -123,7 +123,7 @@ async function assertWorks(
   assertDevice(await result.toFloat32Array(), op, values, dtype, what);
 }
 
-Deno.test("faults: the allocation points of each op (fresh device, empty workspace cache)", () => {
+EMULATED_LANE.test("faults: the allocation points of each op (fresh device, empty workspace cache)", () => {
   for (const op of OPS) {
     using device = openNpu();
     using grad = device.zeros(op.gradShape);
@@ -141,7 +141,7 @@ Deno.test("faults: the allocation points of each op (fresh device, empty workspa
   }
 });
 
-Deno.test("faults: every allocation of every op failed in turn", async () => {
+EMULATED_LANE.test("faults: every allocation of every op failed in turn", async () => {
   let seed = 1;
   let cases = 0;
   try {
@@ -182,7 +182,7 @@ Deno.test("faults: every allocation of every op failed in turn", async () => {
   assert.equal(cases, 5);
 });
 
-Deno.test("faults: the allocation in device.tensor and device.zeros", async () => {
+EMULATED_LANE.test("faults: the allocation in device.tensor and device.zeros", async () => {
   using device = openNpu();
   await device.synchronize();
   const baseline = emuLive();
@@ -213,7 +213,7 @@ Deno.test("faults: the allocation in device.tensor and device.zeros", async () =
   await assertWorks(device, OPS[1], "float16", 99, "after upload faults");
 });
 
-Deno.test("faults: growing the cached workspace fails, the old one is kept and still used", async () => {
+EMULATED_LANE.test("faults: growing the cached workspace fails, the old one is kept and still used", async () => {
   const op = OPS[1];
   using device = openNpu();
   await assertWorks(device, op, "float32", 5, "warm-up (small workspace)");
@@ -246,7 +246,7 @@ Deno.test("faults: growing the cached workspace fails, the old one is kept and s
   assert.equal(emuLive().allocations, baseline.allocations + 1n, "old workspace replaced");
 });
 
-Deno.test("faults: a failed launch of each op, with and without out", async () => {
+EMULATED_LANE.test("faults: a failed launch of each op, with and without out", async () => {
   const codes = [507015, 361001, 561000, 107000];
   let cases = 0;
   for (const op of OPS) {
@@ -282,7 +282,7 @@ Deno.test("faults: a failed launch of each op, with and without out", async () =
   console.log(`  ${cases} launch faults injected`);
 });
 
-Deno.test("faults: a failed launch of bilinear V1 names the V1 operator", async () => {
+EMULATED_LANE.test("faults: a failed launch of bilinear V1 names the V1 operator", async () => {
   using device = openNpu(EMU_NO_V2_DIR);
   const op: OpCase = { ...OPS[2], api: "aclnnUpsampleBilinear2dBackward" };
   const options = { outputSize: [6, 8], inputSize: [2, 3, 3, 5] };
@@ -300,7 +300,7 @@ Deno.test("faults: a failed launch of bilinear V1 names the V1 operator", async 
   await assertWorks(device, { ...op, options }, "float16", 4, "V1 after the fault");
 });
 
-Deno.test("faults: a failed sync rejects the read (or synchronize), then the data is readable", async () => {
+EMULATED_LANE.test("faults: a failed sync rejects the read (or synchronize), then the data is readable", async () => {
   const code = 507046;
   for (const op of OPS) {
     using device = openNpu();
@@ -361,7 +361,7 @@ Deno.test("faults: a failed sync rejects the read (or synchronize), then the dat
   }
 });
 
-Deno.test("faults: everything injected above left nothing behind once the devices closed", () => {
+EMULATED_LANE.test("faults: everything injected above left nothing behind once the devices closed", () => {
   const live = emuLive();
   assert.equal(live.allocations, 0n);
   assert.equal(live.objects, 0n);

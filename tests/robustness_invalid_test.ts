@@ -17,7 +17,15 @@ import {
 import type { Backend, UpsampleOp } from "../src/backend.ts";
 import { deviceInternals } from "../src/device.ts";
 import { resolveUpsample } from "../src/ops/validate.ts";
-import { BACKENDS, emu, EMU_DIR, emuLive, rng } from "./helpers.ts";
+import {
+  BACKENDS,
+  emu,
+  EMU_DIR,
+  EMULATED_LANE,
+  emuLive,
+  rng,
+  RUNNING_BACKENDS,
+} from "./helpers.ts";
 
 type AnyOp = (gradOutput: unknown, options?: unknown) => Tensor;
 
@@ -789,13 +797,11 @@ function judge(c: Case, name: string, error: unknown): string | null {
 
 function closedTensors(): Tensor[] {
   const tensors: Tensor[] = [];
-  for (
-    const open of [
-      () => Device.open({ backend: "cpu" }),
-      () => Device.open({ backend: "npu", libDir: EMU_DIR }),
-      () => Device.open({ backend: "npu", deviceId: 1, libDir: EMU_DIR }),
-    ]
-  ) {
+  const opens = RUNNING_BACKENDS.filter((lane) => lane.kind === "npu").map((lane) => lane.open);
+  if (EMULATED_LANE.ignore === undefined) {
+    opens.push(() => Device.open({ backend: "npu", deviceId: 1, libDir: EMU_DIR }));
+  }
+  for (const open of [() => Device.open({ backend: "cpu" }), ...opens]) {
     const device = open();
     for (const dtype of DTYPES) {
       tensors.push(device.zeros([1, 1, 4], { dtype }), device.zeros([2, 3, 4, 4], { dtype }));
@@ -807,18 +813,21 @@ function closedTensors(): Tensor[] {
 }
 
 for (const backend of BACKENDS) {
-  Deno.test(`invalid calls on ${backend.label}: generated, rejected before anything happens`, () => {
-    const npu = backend.npu;
+  backend.test(`invalid calls on ${backend.label}: generated, rejected before anything happens`, () => {
+    const emulated = backend.emulated;
     using device = backend.open();
-    const others = npu
-      ? [
-        Device.open({ backend: "cpu" }),
-        Device.open({ backend: "npu", deviceId: 1, libDir: EMU_DIR }),
-      ]
-      : [Device.open({ backend: "cpu" }), Device.open({ backend: "npu", libDir: EMU_DIR })];
+    // Devices whose tensors the lane's device must refuse: the CPU and another NPU device (the
+    // emulation's second device; on the npu lane another Device over the same NPU; from the CPU lanes
+    // the first NPU lane that runs).
+    const otherNpu = emulated
+      ? () => Device.open({ backend: "npu", deviceId: 1, libDir: EMU_DIR })
+      : backend.kind === "npu"
+      ? backend.open
+      : RUNNING_BACKENDS.find((lane) => lane.kind === "npu")?.open;
+    const others = [Device.open({ backend: "cpu" }), ...(otherNpu ? [otherNpu()] : [])];
     const closed = closedTensors();
     const spy = spyBackend(device);
-    const r = rng(SEED + (npu ? 1 : 0));
+    const r = rng(SEED + (emulated ? 1 : 0));
     const ctx: Ctx = { device, others, closed, track: [], r };
     const counts = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<CaseClass, number>;
     const byError = { TypeError: 0, RangeError: 0 };
@@ -835,8 +844,8 @@ for (const backend of BACKENDS) {
         const { name, fn } = c.spec ?? spec;
         const label = `seed ${SEED} case ${i} [${cls}] ${name}: ${c.what}`;
 
-        const live = npu ? emuLive() : null;
-        const launches = npu ? emu().aclemuLaunchCount() : 0n;
+        const live = emulated ? emuLive() : null;
+        const launches = emulated ? emu().aclemuLaunchCount() : 0n;
         const spied = { ...spy };
         let error: unknown = null;
         try {
@@ -851,7 +860,7 @@ for (const backend of BACKENDS) {
             : live && (emuLive().allocations !== live.allocations ||
                 emuLive().objects !== live.objects)
             ? "device memory or aclnn objects changed"
-            : npu && emu().aclemuLaunchCount() !== launches
+            : emulated && emu().aclemuLaunchCount() !== launches
             ? "a launch happened"
             : null);
         if (problem !== null) {
@@ -895,7 +904,7 @@ Deno.test("invalid calls: the generator is reproducible from its seed", () => {
 });
 
 Deno.test("invalid calls: the 50x boundaries are CANN's (upscale by 50 and shrink by 50 accepted)", async () => {
-  for (const backend of BACKENDS) {
+  for (const backend of RUNNING_BACKENDS) {
     using device = backend.open();
     using grad50 = device.tensor(Array.from({ length: 50 }, (_, i) => i), [1, 1, 50]);
     for (const scales of [undefined, 50]) {

@@ -9,7 +9,7 @@ import { deviceInternals } from "../src/device.ts";
 import { loadCann } from "../src/ffi/loader.ts";
 import type { NpuBackend } from "../src/ffi/npu_backend.ts";
 import { statusName } from "../src/ffi/status.ts";
-import { EMU_DIR, emuLive } from "./helpers.ts";
+import { EMU_DIR, EMULATED_LANE, emuLive } from "./helpers.ts";
 
 const npuOf = (device: Device): NpuBackend =>
   deviceInternals(device).backend() as unknown as NpuBackend;
@@ -17,10 +17,10 @@ const openNpu = (): Device => Device.open({ backend: "npu", libDir: EMU_DIR });
 
 // Parts of the emulation that arrive with its device-memory model and old-runtime variant: the tests
 // of the binding's side run once they are built (until then they are reported as ignored).
-const PROBE = Deno.dlopen(`${EMU_DIR}libascendcl.so`, {
-  aclrtGetMemInfo: { parameters: ["i32", "buffer", "buffer"], result: "i32", optional: true },
-}).symbols;
-const EMU_HAS_MEMORY = PROBE.aclrtGetMemInfo !== null;
+const EMU_HAS_MEMORY = EMULATED_LANE.ignore === undefined &&
+  Deno.dlopen(`${EMU_DIR}libascendcl.so`, {
+      aclrtGetMemInfo: { parameters: ["i32", "buffer", "buffer"], result: "i32", optional: true },
+    }).symbols.aclrtGetMemInfo !== null;
 const EMU_OLD_RUNTIME = `${EMU_DIR}old-runtime/`;
 const EMU_HAS_OLD_RUNTIME = (() => {
   try {
@@ -62,7 +62,7 @@ Deno.test("runtime: status names of the CANN headers, 107021 among them", () => 
   assert.match(new AclError(107021, "aclrtCtxGetSysParamOpt", "").message, /SYSPARAMOPT_NOT_SET/);
 });
 
-Deno.test("runtime: with ACL initialized by another user (100002) the binding never finalizes it", () => {
+EMULATED_LANE.test("runtime: with ACL initialized by another user (100002) the binding never finalizes it", () => {
   const raw = Deno.dlopen(`${EMU_DIR}libascendcl.so`, RAW_INIT);
   const finalize = countFinalize();
   try {
@@ -86,7 +86,7 @@ Deno.test("runtime: with ACL initialized by another user (100002) the binding ne
   }
 });
 
-Deno.test("runtime: a second folder sharing the runtime keeps ACL alive until its last device closes", async () => {
+EMULATED_LANE.test("runtime: a second folder sharing the runtime keeps ACL alive until its last device closes", async () => {
   const finalize = countFinalize();
   try {
     const first = openNpu();
@@ -107,7 +107,7 @@ Deno.test("runtime: a second folder sharing the runtime keeps ACL alive until it
   }
 });
 
-Deno.test("runtime: deterministic mode reads as off before any set (107021) and toggles", () => {
+EMULATED_LANE.test("runtime: deterministic mode reads as off before any set (107021) and toggles", () => {
   using device = openNpu();
   const backend = npuOf(device);
   // A fresh context has never had the option set: the runtime answers 107021, which means "off".
@@ -122,7 +122,7 @@ Deno.test("runtime: deterministic mode reads as off before any set (107021) and 
   assert.equal(backend.readDeterministic(), false);
 });
 
-Deno.test("runtime: a runtime answering 107021 for a never-set option reads as off, whatever it wrote", () => {
+EMULATED_LANE.test("runtime: a runtime answering 107021 for a never-set option reads as off, whatever it wrote", () => {
   using device = openNpu();
   type Get = (opt: number, value: BigInt64Array) => number;
   type Set = (opt: number, value: bigint) => number;
@@ -150,7 +150,7 @@ Deno.test("runtime: a runtime answering 107021 for a never-set option reads as o
   }
 });
 
-Deno.test({
+EMULATED_LANE.test({
   name: "runtime: memoryInfo() of the emulated NPU follows allocations",
   ignore: !EMU_HAS_MEMORY,
 }, () => {
@@ -179,7 +179,7 @@ Deno.test("runtime: memoryInfo() on the CPU backend is host memory (needs --allo
   }
 });
 
-Deno.test({
+EMULATED_LANE.test({
   name:
     "runtime: an allocation that does not fit states the bytes requested and free, leaking nothing",
   ignore: !EMU_HAS_MEMORY,

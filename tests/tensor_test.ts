@@ -55,7 +55,7 @@ Deno.test("layout: permute, transpose, slice and their errors", () => {
 });
 
 for (const backend of BACKENDS) {
-  Deno.test(`tensor on ${backend.label}: values, dtypes, views share storage`, async () => {
+  backend.test(`tensor on ${backend.label}: values, dtypes, views share storage`, async () => {
     using device = backend.open();
     using x = device.tensor([1, 2, 3, 4, 5, 6], [2, 3]);
     assert.deepEqual(x.shape, [2, 3]);
@@ -90,7 +90,7 @@ for (const backend of BACKENDS) {
     assert.deepEqual([...await z.toFloat32Array()], [0, 0, 0, 0]);
   });
 
-  Deno.test(`tensor on ${backend.label}: bad arguments`, () => {
+  backend.test(`tensor on ${backend.label}: bad arguments`, () => {
     using device = backend.open();
     assert.throws(() => device.tensor([1, 2, 3], [2, 2]), /3 values do not fill shape \[2, 2\]/);
     assert.throws(
@@ -106,8 +106,8 @@ for (const backend of BACKENDS) {
     assert.throws(() => device.setDeterministic(1 as never), /on must be a boolean/);
   });
 
-  Deno.test(`device on ${backend.label}: dispose twice, close frees live tensors once`, () => {
-    const before = !backend.npu ? null : emuLive();
+  backend.test(`device on ${backend.label}: dispose twice, close frees live tensors once`, () => {
+    const before = !backend.emulated ? null : emuLive();
     const device = backend.open();
     const a = device.zeros([4, 4]);
     const view = a.transpose(0, 1);
@@ -143,7 +143,7 @@ Deno.test("Device.open: options are checked", () => {
 });
 
 for (const backend of BACKENDS) {
-  Deno.test(`storage reuse on ${backend.label}: freed memory never leaks into live tensors`, async () => {
+  backend.test(`storage reuse on ${backend.label}: freed memory never leaks into live tensors`, async () => {
     using device = backend.open();
     const a = device.tensor([1, 2, 3, 4], [4]);
     a.dispose();

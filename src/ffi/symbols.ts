@@ -102,6 +102,36 @@ export const ACL_SYMBOLS = {
     result: "i32",
     optional: true,
   },
+  // Events (CANN include/external/acl/acl_rt.h), for device-side timing (events.ts); `aclrtEvent` is
+  // an opaque pointer, passed as usize like streams.
+  /** aclError aclrtCreateEvent(aclrtEvent *event) */
+  aclrtCreateEvent: {
+    parameters: ["buffer" /* aclrtEvent *event */],
+    result: "i32",
+    optional: true,
+  },
+  /** aclError aclrtDestroyEvent(aclrtEvent event) */
+  aclrtDestroyEvent: { parameters: ["usize" /* event */], result: "i32", optional: true },
+  /** aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) */
+  aclrtRecordEvent: {
+    parameters: ["usize", /* aclrtEvent event */ "usize" /* aclrtStream stream */],
+    result: "i32",
+    optional: true,
+  },
+  /** aclError aclrtSynchronizeEvent(aclrtEvent event), on a worker thread: it blocks until recorded */
+  aclrtSynchronizeEventNonblocking: {
+    name: "aclrtSynchronizeEvent",
+    parameters: ["usize" /* aclrtEvent event */],
+    result: "i32",
+    nonblocking: true,
+    optional: true,
+  },
+  /** aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent) */
+  aclrtEventElapsedTime: {
+    parameters: ["buffer", /* float *ms */ "usize", /* startEvent */ "usize" /* endEvent */],
+    result: "i32",
+    optional: true,
+  },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /** `libnnopbase.so`: aclnn tensors, int arrays and executors. */

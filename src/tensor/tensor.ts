@@ -156,11 +156,55 @@ export class Tensor {
    * Waits for queued work on the device, then returns the values as float32 in logical row-major order.
    */
   async toFloat32Array(): Promise<Float32Array> {
-    const layout = this.#live("toFloat32Array");
+    const result = new Float32Array(elementCount(this.#live("toFloat32Array").shape));
+    const read = await this.#download("toFloat32Array");
+    if (read === null) return result;
+    let values: Float32Array;
+    if (read.host instanceof Float32Array) values = read.host;
+    else {
+      values = new Float32Array(read.host.length);
+      decodeInto(this.dtype, read.host, values);
+    }
+    gatherLogical(values, read.layout, result);
+    return result;
+  }
+
+  /**
+   * Waits for queued work on the device, then returns the stored bit patterns of a `float16` or
+   * `bfloat16` tensor in logical row-major order, untouched: NaN payloads, `-0` and subnormals as
+   * stored (the values as numbers: {@link Tensor.toFloat32Array}). The inverse of passing a
+   * `Uint16Array` to `device.tensor()`; PyTorch reads them with
+   * `torch.tensor(bits, dtype=torch.int16).view(torch.float16)`.
+   *
+   * @throws {TypeError} for a float32 tensor (its values are exact in {@link Tensor.toFloat32Array})
+   * @example
+   * ```ts
+   * import { Device } from "../../mod.ts";
+   * using device = Device.open({ backend: "cpu" });
+   * using x = device.tensor([1, -2, 0.5], [3], { dtype: "bfloat16" });
+   * console.log(await x.toRawBits()); // Uint16Array [16256, 49152, 16128] (0x3f80, 0xc000, 0x3f00)
+   * ```
+   */
+  async toRawBits(): Promise<Uint16Array> {
+    const layout = this.#live("toRawBits");
+    if (this.dtype === "float32") {
+      throw new TypeError(
+        `toRawBits: the tensor is float32; raw bits are for float16 and bfloat16 (use toFloat32Array)`,
+      );
+    }
+    const result = new Uint16Array(elementCount(layout.shape));
+    const read = await this.#download("toRawBits");
+    if (read !== null) gatherLogical(read.host as Uint16Array, read.layout, result);
+    return result;
+  }
+
+  // The storage span the view covers, downloaded (null when the view is empty), and the view's layout
+  // relative to that span.
+  async #download(what: string): Promise<{ host: HostArray; layout: Layout } | null> {
+    const layout = this.#live(what);
     const storage = this.#storage;
-    const result = new Float32Array(elementCount(layout.shape));
     const span = storageSpan(layout);
-    if (span === null) return result;
+    if (span === null) return null;
     // The read holds a reference: a dispose() while it waits for the stream must not free the storage
     // under the copy (the NPU frees deferred buffers as soon as that wait ends).
     storage.retain();
@@ -175,9 +219,8 @@ export class Tensor {
     } finally {
       storage.release();
     }
-    if (this.disposed) throw disposedError(this, "toFloat32Array");
-    gatherLogical(host, storage.dtype, { ...layout, offset: layout.offset - span.first }, result);
-    return result;
+    if (this.disposed) throw disposedError(this, what);
+    return { host, layout: { ...layout, offset: layout.offset - span.first } };
   }
 
   /** Drops this tensor's reference to its storage. Idempotent. */
@@ -239,14 +282,12 @@ function disposedError(tensor: Tensor, what: string): TypeError {
   );
 }
 
-// Reorders a downloaded storage span into logical row-major order.
-function gatherLogical(host: HostArray, dtype: DType, layout: Layout, out: Float32Array): void {
-  let values: Float32Array;
-  if (host instanceof Float32Array) values = host;
-  else {
-    values = new Float32Array(host.length);
-    decodeInto(dtype, host, values);
-  }
+// Reorders a downloaded storage span (float32 values or 16-bit patterns) into logical row-major order.
+function gatherLogical<A extends Float32Array | Uint16Array>(
+  values: A,
+  layout: Layout,
+  out: A,
+): void {
   if (isContiguous(layout)) {
     out.set(values.subarray(layout.offset, layout.offset + out.length));
     return;
