@@ -66,7 +66,14 @@ EMULATED_LANE.test("npu: strided and offset views and a strided out give what th
     for (const op of [upsampleNearestExact2dBackward, upsampleBilinear2dBackward]) {
       const result = op(gradNpu, { ...options, out });
       assert.equal(result, out);
-      assertMatchesDeviceOp(await out.toFloat32Array(), op, values, "float32", options, layout);
+      await assertMatchesDeviceOp(
+        await out.toFloat32Array(),
+        op,
+        values,
+        "float32",
+        options,
+        layout,
+      );
     }
     // The rows of the base outside the slice were not touched.
     const base = await outBase.toFloat32Array();

@@ -44,8 +44,8 @@ static void bilinear_grad_taps(emu_tap *t, int64_t out, int64_t in, float s, int
         int64_t i0 = (int64_t)f;
         if (i0 > in - 1) {
             t[o] = (emu_tap){-1, -1, 0.0f, 0.0f};
-        } else if (i0 == in - 1) {
-            t[o] = (emu_tap){(int32_t)i0, -1, 1.0f, 0.0f};
+        } else if (i0 == in - 1) { /* the matrix still holds the 0 of the next column: 0 * inf = NaN */
+            t[o] = (emu_tap){(int32_t)i0, (int32_t)i0, 1.0f, 0.0f};
         } else {
             t[o] = (emu_tap){(int32_t)i0, (int32_t)(i0 + 1), 1.0f - lambda, lambda};
         }
