@@ -18,7 +18,7 @@ import {
 } from "../src/verify/compare.ts";
 import { assertMatchesDevice } from "./device_match.ts";
 import { describeCase, makeCases } from "../src/verify/cases.ts";
-import { EMU_DIR, EMU_NO_V2_DIR, EMU_TORCH_MAP_DIR, roundTo } from "./helpers.ts";
+import { EMU_DIR, EMU_NO_V2_DIR, EMU_TORCH_MAP_DIR, EMULATED_LANE, roundTo } from "./helpers.ts";
 
 const U = 2 ** -24;
 
@@ -131,7 +131,7 @@ Deno.test("compare: bilinear weights may round otherwise, a wrong route may not"
   assert.equal(compareWithDevice(problem, grad, await scaled.toFloat32Array(), expected).ok, false);
 });
 
-Deno.test("compare: the emulated NPU matches the device reference (V2 and V1)", async () => {
+EMULATED_LANE.test("compare: the emulated NPU matches the device reference (V2 and V1)", async () => {
   for (const [libDir, api] of [[EMU_DIR, "v2"], [EMU_NO_V2_DIR, "v1"]] as const) {
     using npu = Device.open({ backend: "npu", libDir });
     assert.equal(bilinearApiOf(npu), api);
@@ -214,7 +214,7 @@ async function checkCases(
   return { failed, checked };
 }
 
-Deno.test("compare: seeded verify cases on the emulated NPU match the device reference (V2, V1)", async () => {
+EMULATED_LANE.test("compare: seeded verify cases on the emulated NPU match the device reference (V2, V1)", async () => {
   for (const libDir of [EMU_DIR, EMU_NO_V2_DIR]) {
     const { failed, checked } = await checkCases(libDir, 60);
     assert.ok(checked >= 30, `${checked} cases checked`);
@@ -222,7 +222,7 @@ Deno.test("compare: seeded verify cases on the emulated NPU match the device ref
   }
 });
 
-Deno.test("compare: an emulator that maps nearest-exact like PyTorch fails at the ties", async () => {
+EMULATED_LANE.test("compare: an emulator that maps nearest-exact like PyTorch fails at the ties", async () => {
   const { failed } = await checkCases(EMU_TORCH_MAP_DIR, 60);
   assert.ok(failed.length > 0);
   assert.ok(failed.every((line) => /\(tie\)|nearestExact/.test(line)), failed.join("\n"));
