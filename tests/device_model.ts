@@ -24,6 +24,7 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
+import { compareWithDevice, type DeviceProblem, deviceReference } from "../src/verify/compare.ts";
 import { roundTo } from "./helpers.ts";
 
 const f = Math.fround;
@@ -75,7 +76,7 @@ function bilinearKernelTaps(out: number, inn: number, s: number, align: boolean)
     const i0 = Math.floor(src);
     const lambda = f(src - i0);
     if (i0 > inn - 1) return { i0: -1, w0: 0, i1: -1, w1: 0 };
-    if (i0 === inn - 1) return { i0, w0: 1, i1: -1, w1: 0 };
+    if (i0 === inn - 1) return { i0, w0: 1, i1: i0, w1: 0 }; // 0 * inf = NaN, as in a matmul
     return { i0, w0: f(1 - lambda), i1: i0 + 1, w1: lambda };
   });
 }
@@ -292,7 +293,11 @@ export type UpsampleFunction =
 
 /**
  * Throws unless `actual` is what the device computes for `op` on `values` (logical float32 values of
- * a gradient stored in `dtype`, shape `[N, C, ...outputSize]`), see {@link assertMatchesDeviceModel}.
+ * a gradient stored in `dtype`, shape `[N, C, ...outputSize]`): within the bound of
+ * `src/verify/compare.ts` of the library's device reference (the CPU backend with
+ * `numerics: "device"`), and within {@link assertMatchesDeviceModel}'s bound of this independent
+ * model, so the library's reference and the emulator are each checked against a second reading of
+ * the kernels.
  *
  * @example
  * ```ts
@@ -300,10 +305,10 @@ export type UpsampleFunction =
  * import { assertMatchesDeviceOp } from "./device_model.ts";
  * const g = Float32Array.from({ length: 41 }, () => 1);
  * const options = { outputSize: [41], inputSize: [1, 1, 2] };
- * assertMatchesDeviceOp(Float32Array.of(20, 21), upsampleNearestExact1dBackward, g, "float32", options, "tie");
+ * await assertMatchesDeviceOp(Float32Array.of(20, 21), upsampleNearestExact1dBackward, g, "float32", options, "tie");
  * ```
  */
-export function assertMatchesDeviceOp(
+export async function assertMatchesDeviceOp(
   actual: Float32Array,
   op: UpsampleFunction,
   values: Float32Array,
@@ -311,13 +316,36 @@ export function assertMatchesDeviceOp(
   options: OpOptions,
   what: string,
   bilinearVersion: 1 | 2 = 2,
-): void {
+): Promise<void> {
   const name = op === upsampleNearestExact1dBackward
     ? "nearest1d"
     : op === upsampleNearestExact2dBackward
     ? "nearest2d"
     : "bilinear2d";
   const { outputSize, inputSize, scales, scalesH, scalesW, alignCorners } = options;
+  const grad = roundTo(dtype, values);
+  const problem: DeviceProblem = {
+    op: name === "nearest1d" ? "nearestExact1d" : name === "nearest2d" ? "nearestExact2d" : name,
+    dtype,
+    inputSize,
+    outputSize,
+    scales: name === "nearest1d" ? [scales ?? 0] : [scalesH ?? 0, scalesW ?? 0],
+    alignCorners: alignCorners ?? false,
+  };
+  const bilinearApi = bilinearVersion === 1 ? "v1" : "v2";
+  const expected = await deviceReference(problem, grad, { bilinearApi });
+  const comparison = compareWithDevice(problem, grad, actual, expected, { bilinearApi });
+  if (!comparison.ok) {
+    const first = comparison.firstFailure!;
+    throw new AssertionError({
+      message:
+        `${what}: ${comparison.failures} of ${comparison.elements} elements differ from the ` +
+        `device reference beyond the bound; first at [${
+          first.index.join(", ")
+        }]: ${first.actual} ` +
+        `vs ${first.expected} (bound ${first.bound})`,
+    });
+  }
   const c: DeviceCase = {
     op: name,
     inputSize,
@@ -328,5 +356,5 @@ export function assertMatchesDeviceOp(
     alignCorners,
     bilinearVersion,
   };
-  assertMatchesDeviceModel(actual, roundTo(dtype, values), c, dtype, what);
+  assertMatchesDeviceModel(actual, grad, c, dtype, `${what} (independent device model)`);
 }

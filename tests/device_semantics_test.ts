@@ -83,7 +83,14 @@ for (const [lane, dtype] of NPU_LANES.flatMap((lane) => DTYPES.map((d) => [lane,
       } as const;
       const device = roundTo(dtype, deviceModel(values, c));
       assertBitEqual(onCpu, pytorch, `${what}: CPU against PyTorch`);
-      assertMatchesDeviceOp(onNpu, fn, values, dtype, options, `${what}: NPU against the device`);
+      await assertMatchesDeviceOp(
+        onNpu,
+        fn,
+        values,
+        dtype,
+        options,
+        `${what}: NPU against the device`,
+      );
       const predicted = differing(device, pytorch);
       assert.ok(predicted.length > 0, `${what}: a tie case where the models agree`);
       assert.deepEqual(differing(onNpu, onCpu), predicted, `${what}: the cells that differ`);
@@ -113,7 +120,14 @@ for (const lane of NPU_LANES) {
         return await result.toFloat32Array();
       };
       const onNpu = await run(npu);
-      assertMatchesDeviceOp(onNpu, upsampleBilinear2dBackward, values, "float32", options, label);
+      await assertMatchesDeviceOp(
+        onNpu,
+        upsampleBilinear2dBackward,
+        values,
+        "float32",
+        options,
+        label,
+      );
       results.set(label, { npu: onNpu, cpu: await run(cpu) });
       const pytorch = referenceBilinear2dBackward(values, base.inputSize, base.outputSize, [
         scalesH,

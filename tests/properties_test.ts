@@ -124,7 +124,7 @@ for (const backend of BACKENDS) {
           : upsampleBilinear2dBackward;
         const [scalesH, scalesW] = config.scales;
         const options = { ...config, scales: scalesH, scalesH, scalesW };
-        assertMatchesDeviceOp(
+        await assertMatchesDeviceOp(
           result,
           fn,
           g,

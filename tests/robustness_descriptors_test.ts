@@ -19,7 +19,7 @@ import { launchAclnn, type NpuBuffer } from "../src/ffi/aclnn_call.ts";
 import { MAX_VIEWS_PER_BUFFER } from "../src/ffi/descriptors.ts";
 import type { NpuBackend } from "../src/ffi/npu_backend.ts";
 import { tensorInternals } from "../src/tensor/tensor.ts";
-import { deviceModel } from "./device_model.ts";
+import { deviceReference } from "../src/verify/compare.ts";
 import { assertBitEqual, emu, EMU_DIR, EMULATED_LANE, emuLive, rng } from "./helpers.ts";
 
 const openNpu = (): Device => Device.open({ backend: "npu", libDir: EMU_DIR });
@@ -33,12 +33,20 @@ const OPTIONS = { outputSize: [4, 4], inputSize: [1, 2, 2, 2] };
 const GRAD_SHAPE = [1, 2, 4, 4];
 
 /**
- * What the device computes for nearest-exact 2d (tests/device_model.ts). The gradients are multiples
- * of 1/64 summed a few at a time, so every sum is exact and its bits do not depend on the order.
+ * What the device computes for nearest-exact 2d (the device reference, `src/verify/compare.ts`). The
+ * gradients are multiples of 1/64 summed a few at a time, so every sum is exact and its bits do not
+ * depend on the order.
  */
 function onDevice(data: Float32Array, shape: number[], options = OPTIONS): Promise<Float32Array> {
-  const c = { op: "nearest2d", inputSize: options.inputSize, outputSize: shape.slice(2) } as const;
-  return Promise.resolve(deviceModel(data, c));
+  const problem = {
+    op: "nearestExact2d",
+    dtype: "float32",
+    inputSize: options.inputSize,
+    outputSize: shape.slice(2),
+    scales: [0, 0],
+    alignCorners: false,
+  } as const;
+  return deviceReference(problem, data);
 }
 
 EMULATED_LANE.test("descriptors: a view's aclTensor and int array are made once and reused", async () => {

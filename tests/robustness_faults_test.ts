@@ -64,23 +64,30 @@ const valuesFor = (shape: readonly number[], seed: number): Float32Array => {
   return Float32Array.from({ length: n }, () => Math.fround((r() - 0.5) * 8));
 };
 
-/** The op's result on the CPU backend for the same input. */
 /** Throws unless an NPU result is what the device computes for the op (tests/device_model.ts). */
-function assertDevice(
+async function assertDevice(
   actual: Float32Array,
   op: OpCase,
   values: Float32Array,
   dtype: DType,
   what: string,
   options = op.options,
-): void {
+): Promise<void> {
   const fn = op.api.includes("1d")
     ? upsampleNearestExact1dBackward
     : op.api.includes("Nearest")
     ? upsampleNearestExact2dBackward
     : upsampleBilinear2dBackward;
   const version = op.api === "aclnnUpsampleBilinear2dBackward" ? 1 : 2;
-  assertMatchesDeviceOp(actual, fn, values, dtype, options as unknown as OpOptions, what, version);
+  await assertMatchesDeviceOp(
+    actual,
+    fn,
+    values,
+    dtype,
+    options as unknown as OpOptions,
+    what,
+    version,
+  );
 }
 
 // A nonblocking aclrtSynchronizeStream runs on a worker thread, and aclGetRecentErrMsg is per thread
@@ -120,7 +127,7 @@ async function assertWorks(
   const values = valuesFor(op.gradShape, seed);
   using grad = device.tensor(values, op.gradShape, { dtype });
   using result = op.run(grad, op.options);
-  assertDevice(await result.toFloat32Array(), op, values, dtype, what);
+  await assertDevice(await result.toFloat32Array(), op, values, dtype, what);
 }
 
 EMULATED_LANE.test("faults: the allocation points of each op (fresh device, empty workspace cache)", () => {
@@ -170,7 +177,13 @@ EMULATED_LANE.test("faults: every allocation of every op failed in turn", async 
           if (out) assert.equal(out.disposed, false, `${what}: the caller's out was disposed`);
           // The same device, the same tensors: the op now succeeds and is right.
           using result = op.run(grad, options);
-          assertDevice(await result.toFloat32Array(), op, values, dtype, `${what}: the next call`);
+          await assertDevice(
+            await result.toFloat32Array(),
+            op,
+            values,
+            dtype,
+            `${what}: the next call`,
+          );
           cases++;
         }
       }
@@ -242,7 +255,7 @@ EMULATED_LANE.test("faults: growing the cached workspace fails, the old one is k
   await assertWorks(device, op, "float32", 7, "small call after the failed growth");
   assert.deepEqual(emuLive(), baseline);
   using result = big.run(grad, big.options);
-  assertDevice(await result.toFloat32Array(), big, values, "float32", "grown");
+  await assertDevice(await result.toFloat32Array(), big, values, "float32", "grown");
   assert.equal(emuLive().allocations, baseline.allocations + 1n, "old workspace replaced");
 });
 
@@ -275,7 +288,13 @@ EMULATED_LANE.test("faults: a failed launch of each op, with and without out", a
       if (out) assert.equal(out.disposed, false, `${what}: the caller's out was disposed`);
       using result = op.run(grad, options);
       if (out) assert.equal(result, out);
-      assertDevice(await result.toFloat32Array(), op, values, dtype, `${what}: the next call`);
+      await assertDevice(
+        await result.toFloat32Array(),
+        op,
+        values,
+        dtype,
+        `${what}: the next call`,
+      );
       cases++;
     }
   }
@@ -306,7 +325,7 @@ EMULATED_LANE.test("faults: a failed sync rejects the read (or synchronize), the
     using device = openNpu();
     const values = valuesFor(op.gradShape, 11);
     using grad = device.tensor(values, op.gradShape);
-    const check = (got: Float32Array, what: string): void =>
+    const check = (got: Float32Array, what: string): Promise<void> =>
       assertDevice(got, op, values, "float32", `${op.label}: ${what}`);
     op.run(grad, op.options).dispose();
     await device.synchronize();
@@ -319,7 +338,7 @@ EMULATED_LANE.test("faults: a failed sync rejects the read (or synchronize), the
         () => result.toFloat32Array(),
         (e) => assertAclError(e, code, "aclrtSynchronizeStream", `${op.label} read`),
       );
-      check(await result.toFloat32Array(), "read after the failure");
+      await check(await result.toFloat32Array(), "read after the failure");
       result.dispose();
       assert.deepEqual(emuLive(), baseline, `${op.label}: after the read failure`);
 
@@ -334,7 +353,7 @@ EMULATED_LANE.test("faults: a failed sync rejects the read (or synchronize), the
       );
       // The deferred frees happened despite the failure.
       assert.equal(emuLive().allocations, baseline.allocations + 1n, `${op.label}: deferred frees`);
-      check(await kept.toFloat32Array(), "after synchronize failed");
+      await check(await kept.toFloat32Array(), "after synchronize failed");
       kept.dispose();
 
       // Two readers waiting on the failing sync: every rejection is the AclError, and both
@@ -348,8 +367,8 @@ EMULATED_LANE.test("faults: a failed sync rejects the read (or synchronize), the
       for (const s of rejected) {
         assertAclError(s.reason, code, "aclrtSynchronizeStream", `${op.label} concurrent`);
       }
-      check(await a.toFloat32Array(), "a");
-      check(await b.toFloat32Array(), "b");
+      await check(await a.toFloat32Array(), "a");
+      await check(await b.toFloat32Array(), "b");
       a.dispose();
       b.dispose();
     } finally {

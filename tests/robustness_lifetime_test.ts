@@ -327,10 +327,10 @@ for (const backend of BACKENDS) {
         [jobs[i], jobs[j]] = [jobs[j], jobs[i]];
       }
       // The CPU lanes against the CPU, the NPU against what the device computes.
-      const check = (job: typeof jobs[number], got: Float32Array): void => {
+      const check = async (job: typeof jobs[number], got: Float32Array): Promise<void> => {
         const d = job.device;
         if (backend.kind === "npu") {
-          return assertMatchesDeviceOp(got, d.fn, d.values, d.dtype, d.options, job.what);
+          return await assertMatchesDeviceOp(got, d.fn, d.values, d.dtype, d.options, job.what);
         }
         if (job.bilinear32) return assertClose(got, job.want, job.what, { ulps: 4 });
         assertBitEqual(got, job.want, job.what);
@@ -338,9 +338,9 @@ for (const backend of BACKENDS) {
       const third = Math.floor(jobs.length / 3);
       const together = jobs.slice(0, third);
       const values = await Promise.all(together.map((j) => j.result.toFloat32Array()));
-      together.forEach((job, i) => check(job, values[i]));
+      for (const [i, job] of together.entries()) await check(job, values[i]);
       for (const job of jobs.slice(third, 2 * third).reverse()) {
-        check(job, await job.result.toFloat32Array());
+        await check(job, await job.result.toFloat32Array());
       }
       const racing = jobs.slice(2 * third);
       const [, ...raced] = await Promise.all([
@@ -348,7 +348,7 @@ for (const backend of BACKENDS) {
         ...racing.map((j) => j.result.toFloat32Array()),
         device.synchronize(),
       ]);
-      racing.forEach((job, i) => check(job, raced[i] as Float32Array));
+      for (const [i, job] of racing.entries()) await check(job, raced[i] as Float32Array);
     } finally {
       if (emulated) emu().aclemuSetStreamDelayUs(0n);
       for (const job of jobs) job.result.dispose();
@@ -460,7 +460,7 @@ EMULATED_LANE.test("two emulated NPUs used interleaved never mix memory or strea
     const jobs: Job[] = [];
     const options = { outputSize: [6, 6], inputSize: [1, 2, 3, 3] };
     const ops = [upsampleNearestExact2dBackward, upsampleBilinear2dBackward];
-    const check = (got: Float32Array, j: Job): void =>
+    const check = (got: Float32Array, j: Job): Promise<void> =>
       assertMatchesDeviceOp(got, j.fn, j.values, "float32", options, j.what);
     for (let k = 0; k < 120; k++) {
       const device = r() < 0.5 ? d0 : d1;
@@ -513,7 +513,7 @@ EMULATED_LANE.test("two emulated NPUs used interleaved never mix memory or strea
     d1.close();
     for (const j of on1) assert.equal(j.result.disposed, true);
     for (const j of on0.reverse()) {
-      check(await j.result.toFloat32Array(), j);
+      await check(await j.result.toFloat32Array(), j);
       j.result.dispose();
     }
   } finally {

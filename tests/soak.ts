@@ -161,7 +161,7 @@ async function soak(label: string, open: () => Device, list: Entry[]): Promise<F
           upsampleNearestExact2dBackward,
           upsampleBilinear2dBackward,
         ][e.op];
-        assertMatchesDeviceOp(got, fn, e.values, e.dtype, e, `${label} call ${k}`);
+        await assertMatchesDeviceOp(got, fn, e.values, e.dtype, e, `${label} call ${k}`);
       } else {
         for (let j = 0; j < got.length; j++) {
           const tolerance = e.op === 2 && e.dtype === "float32" ? 4 : 0;

@@ -222,44 +222,26 @@ export function bilinearRoute(
 }
 
 /**
- * What the device does with calls the library accepts but the device treats specially; throws a
- * `RangeError` naming the rule where the device reports an error or computes nothing defined.
- * The 1d op rejects N or C = 0 with 161002: its parameter checks (which need N, C > 0) run before
- * its empty-tensor shortcut (op_api aclnn_upsample_nearest_exact1d_backward.cpp); the 2d ops
- * return before any check, with nothing launched (an empty result has nothing to write).
+ * Throws where the device rejects an empty call: the 1d op with N or C = 0 (aclnn status 161002:
+ * its parameter checks, which require N > 0 and C > 0, run before its empty-tensor shortcut, in
+ * image/upsample_nearest_exact2d_grad/op_host/op_api/aclnn_upsample_nearest_exact1d_backward.cpp).
+ * The 2d ops return before any check with nothing launched (op_api
+ * aclnn_upsample_nearest_exact2d_backward.cpp; bilinear V2 after checks that ignore N and C).
  *
- * @throws {RangeError} for a 1d call with N or C = 0, or a pass the device skips although its
- * sizes differ
+ * @throws {RangeError} for a 1d call with N or C = 0
  * @example
  * ```ts
- * import { checkDeviceRules } from "./device_rules.ts";
- * const call = { op: "nearestExact1d", inputSize: [0, 2, 4], outputSize: [8], scales: [0], alignCorners: false } as const;
- * try { checkDeviceRules(call, "v2"); } catch (e) { console.log((e as Error).message); }
+ * import { checkDeviceEmpty } from "./device_rules.ts";
+ * checkDeviceEmpty({ op: "nearestExact2d", inputSize: [0, 2, 4, 4] }); // fine: an empty result
  * ```
  */
-export function checkDeviceRules(
-  call: Pick<UpsampleParams, "op" | "inputSize" | "outputSize" | "scales" | "alignCorners">,
-  api: BilinearApi,
-): void {
-  const { op, inputSize, outputSize, scales } = call;
+export function checkDeviceEmpty(call: Pick<UpsampleParams, "op" | "inputSize">): void {
+  const { op, inputSize } = call;
   if (op === "nearestExact1d" && inputSize[0] * inputSize[1] === 0) {
     throw new RangeError(
       `upsampleNearestExact1dBackward: the device rejects N or C = 0 (aclnn status 161002: its ` +
         `checks require N > 0 and C > 0 before the empty-tensor shortcut), got inputSize ` +
         `[${inputSize.join(", ")}]`,
     );
-  }
-  if (inputSize[0] * inputSize[1] === 0) return;
-  const spatial = outputSize.length;
-  if (op === "bilinear2d") {
-    const route = bilinearRoute(call, api);
-    if (route.kernel === "sizes") return;
-    for (let d = 0; d < 2; d++) {
-      deviceLinearTable(inputSize[2 + d], outputSize[d], call.alignCorners, route.scales[d]);
-    }
-    return;
-  }
-  for (let d = 0; d < spatial; d++) {
-    deviceNearestStarts(inputSize[2 + d], outputSize[d], scales[d]);
   }
 }

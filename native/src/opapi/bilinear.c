@@ -17,8 +17,12 @@
  *    and op_kernel/upsample_bilinear2d_grad_kernel.h (calculateIntermediateTensorX/Y, setRadioValueW/H):
  *    kernel scale s = align ? (in - 1) / (out - 1) (0 when out <= 1) : the given 1/scale, else in/out;
  *    src = align ? o * s : max((o + 0.5) * s - 0.5, 0) in float32; cell floor(src) gets 1 - lambda and
- *    the next cell lambda = src - floor(src); the last cell gets weight 1.0; cells past the end get
- *    nothing. Summed by the two-pass structure of kernels.c.
+ *    the next cell lambda = src - floor(src); the last cell gets weight 1.0 (its matrix column next
+ *    to it holds a 0, kept here as a zero-weight term); cells past the end get nothing. Summed by
+ *    the two-pass structure of kernels.c.
+ *  - Where the source is ambiguous: a V1 out tagged neither NCHW nor NHWC is read channels-last (as
+ *    CheckShape does); V2 with gradOutput and out tagged differently computes in gradOutput's layout
+ *    (its NHWC path transposes gradOutput and the result; the fallback's TransData is not modelled).
  *  - ResizeBilinearV2Grad on A2 is the built-in TBE kernel ResizeBilinearV2Grad5Hd (NC1HWC0), whose
  *    source is not public. Its weights are taken from the same op as ops-cv implements it for
  *    Ascend 950 (image/resize_bilinear_v2_grad/op_kernel/arch35/resize_bilinear_v2_grad_simt.h,
@@ -44,8 +48,8 @@ static void bilinear_grad_taps(emu_tap *t, int64_t out, int64_t in, float s, int
         int64_t i0 = (int64_t)f;
         if (i0 > in - 1) {
             t[o] = (emu_tap){-1, -1, 0.0f, 0.0f};
-        } else if (i0 == in - 1) {
-            t[o] = (emu_tap){(int32_t)i0, -1, 1.0f, 0.0f};
+        } else if (i0 == in - 1) { /* the matrix still holds the 0 of the next column: 0 * inf = NaN */
+            t[o] = (emu_tap){(int32_t)i0, (int32_t)i0, 1.0f, 0.0f};
         } else {
             t[o] = (emu_tap){(int32_t)i0, (int32_t)(i0 + 1), 1.0f - lambda, lambda};
         }

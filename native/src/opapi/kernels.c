@@ -12,8 +12,9 @@
  * the op_api (aclnn_upsample_nearest_exact2d_backward.cpp, aclnn_upsample_bilinear_2d_backward_v2.cpp)
  * and are rounded once at the end.
  * The device's summation order inside a matmul is not specified; here each output adds its terms in
- * ascending gradient index from +0.0 and only non-zero weights contribute (a matmul also multiplies
- * the zero weights, so on the device an infinite gradient can turn neighbouring sums into NaN).
+ * ascending gradient index from +0.0, and only each gradient position's own taps contribute (a zero
+ * weight included; a matmul multiplies every weight of its block, so on the device an infinite
+ * gradient can turn more of the neighbouring sums into NaN than here).
  */
 #include "dtype.h"
 
