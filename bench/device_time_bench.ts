@@ -87,6 +87,9 @@ for (const c of CASES) {
             result = runCase(grad, c);
           });
           b.end();
+          // Outside the measured region: the backend learns the stream is idle, so the result's memory
+          // is freed now rather than deferred into a later launch.
+          await device.synchronize();
           (result as Tensor | null)?.dispose();
           let entry = samples.get(key);
           if (entry === undefined) samples.set(key, entry = { deviceMs: [], hostMs: [] });

@@ -17,7 +17,8 @@ import {
   deviceReference,
 } from "../src/verify/compare.ts";
 import { assertMatchesDevice } from "./device_match.ts";
-import { EMU_DIR, EMU_NO_V2_DIR } from "./helpers.ts";
+import { describeCase, makeCases } from "../src/verify/cases.ts";
+import { EMU_DIR, EMU_NO_V2_DIR, EMU_TORCH_MAP_DIR, EMULATED_LANE, roundTo } from "./helpers.ts";
 
 const U = 2 ** -24;
 
@@ -130,7 +131,7 @@ Deno.test("compare: bilinear weights may round otherwise, a wrong route may not"
   assert.equal(compareWithDevice(problem, grad, await scaled.toFloat32Array(), expected).ok, false);
 });
 
-Deno.test("compare: the emulated NPU matches the device reference (V2 and V1)", async () => {
+EMULATED_LANE.test("compare: the emulated NPU matches the device reference (V2 and V1)", async () => {
   for (const [libDir, api] of [[EMU_DIR, "v2"], [EMU_NO_V2_DIR, "v1"]] as const) {
     using npu = Device.open({ backend: "npu", libDir });
     assert.equal(bilinearApiOf(npu), api);
@@ -155,4 +156,75 @@ Deno.test("deviceReference: a given device must be a CPU device with the right n
     device: reference,
   });
   assert.deepEqual([...result], [20, 21, 20, 21]);
+});
+
+// Seeded configurations of `deno task verify` (ties, one-scale bilinear, random; all dtypes),
+// gradients in ±[0.5, 1] so that a displaced term cannot hide in the bound.
+async function checkCases(
+  libDir: string,
+  count: number,
+): Promise<{ failed: string[]; checked: number }> {
+  using npu = Device.open({ backend: "npu", libDir });
+  using reference = Device.open({ backend: "cpu", numerics: "device", threads: 1 });
+  const bilinearApi = bilinearApiOf(npu);
+  const failed: string[] = [];
+  let checked = 0;
+  for (const c of makeCases(count, 5, ["float32", "float16", "bfloat16"])) {
+    if (
+      bilinearApi === "v1" && c.op === "bilinear2d" &&
+      (c.dtype === "bfloat16" || c.scales.some((s) => s > 0))
+    ) continue;
+    const shape = [c.inputSize[0], c.inputSize[1], ...c.outputSize];
+    const length = shape.reduce((a, b) => a * b, 1);
+    const values = roundTo(
+      c.dtype,
+      Float32Array.from({ length }, (_, k) => ((k * 7919) % 1000 / 2000 + 0.5) * (k % 3 ? 1 : -1)),
+    );
+    using grad = npu.tensor(values, shape, { dtype: c.dtype });
+    using result = c.op === "nearestExact1d"
+      ? upsampleNearestExact1dBackward(grad, {
+        inputSize: c.inputSize,
+        outputSize: c.outputSize,
+        scales: c.scales[0],
+      })
+      : c.op === "nearestExact2d"
+      ? upsampleNearestExact2dBackward(grad, {
+        inputSize: c.inputSize,
+        outputSize: c.outputSize,
+        scalesH: c.scales[0],
+        scalesW: c.scales[1],
+      })
+      : upsampleBilinear2dBackward(grad, {
+        inputSize: c.inputSize,
+        outputSize: c.outputSize,
+        scalesH: c.scales[0],
+        scalesW: c.scales[1],
+        alignCorners: c.alignCorners,
+      });
+    const expected = await deviceReference(c, values, {
+      bilinearApi,
+      device: bilinearApi === "v1" && c.op === "bilinear2d" ? undefined : reference,
+    });
+    const report = compareWithDevice(c, values, await result.toFloat32Array(), expected, {
+      bilinearApi,
+    });
+    checked++;
+    if (!report.ok) failed.push(`${describeCase(c)}: ${report.failures} of ${report.elements}`);
+  }
+  return { failed, checked };
+}
+
+EMULATED_LANE.test("compare: seeded verify cases on the emulated NPU match the device reference (V2, V1)", async () => {
+  for (const libDir of [EMU_DIR, EMU_NO_V2_DIR]) {
+    const { failed, checked } = await checkCases(libDir, 60);
+    assert.ok(checked >= 30, `${checked} cases checked`);
+    assert.deepEqual(failed, [], libDir);
+  }
+});
+
+EMULATED_LANE.test("compare: an emulator that maps nearest-exact like PyTorch fails at the ties", async () => {
+  const { failed } = await checkCases(EMU_TORCH_MAP_DIR, 60);
+  assert.ok(failed.length > 0);
+  assert.ok(failed.every((line) => /\(tie\)|nearestExact/.test(line)), failed.join("\n"));
+  assert.ok(failed.some((line) => /\(tie\)/.test(line)), failed.join("\n"));
 });

@@ -21,6 +21,12 @@ export const EMU_DIR: string = emulationDir();
 export const EMU_NO_V2_DIR: string = `${EMU_DIR}no-v2/`;
 /** Variant without the nearest-exact 1d symbols. */
 export const EMU_NO_1D_DIR: string = `${EMU_DIR}no-1d/`;
+/**
+ * Variant runtime of an older CANN: its libascendcl lacks `aclrtCtxSetSysParamOpt`,
+ * `aclrtCtxGetSysParamOpt`, `aclrtGetSocName` and `aclGetRecentErrMsg`; everything else forwards to
+ * the one emulated runtime of the process (shared state and counters).
+ */
+export const EMU_OLD_RUNTIME_DIR: string = `${EMU_DIR}old-runtime/`;
 /** Variant whose nearest-exact maps outputs to inputs like PyTorch's CPU kernel, not the device. */
 export const EMU_TORCH_MAP_DIR: string = `${EMU_DIR}torch-map/`;
 /** Variant with a libopapi.so lacking the upsample symbols and a libopapi_cv.so holding them. */
@@ -58,6 +64,19 @@ const CONTROLS = {
   aclemuLaunchCount: { parameters: [], result: "i64" },
   aclemuLastLaunchDeterministic: { parameters: [], result: "i32" },
   aclemuResetFaults: { parameters: [], result: "void" },
+  // Device memory capacity per device in bytes (> 0 overrides ACLEMU_DEVICE_MEMORY, <= 0 restores it).
+  aclemuSetDeviceMemory: { parameters: ["i64"], result: "void" },
+  aclemuDeviceMemory: { parameters: [], result: "i64" },
+  // Frees of device memory a stream task references that the host has not observed complete.
+  aclemuReferencedFrees: { parameters: [], result: "i64" },
+  // What the last referenced free hit (C string, "" when none).
+  aclemuLastReferencedFree: { parameters: [], result: "pointer" },
+  aclemuPendingTasks: { parameters: [], result: "i64" },
+  // ACL's init reference count, and aclFinalize calls that tore it down while others held it.
+  aclemuInitRefCount: { parameters: [], result: "i64" },
+  aclemuSharedFinalizes: { parameters: [], result: "i64" },
+  aclemuLiveEvents: { parameters: [], result: "i64" },
+  aclemuFailNextEvent: { parameters: ["i32"], result: "void" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 let controls: Deno.DynamicLibrary<typeof CONTROLS>["symbols"] | null = null;
@@ -74,6 +93,12 @@ export function emu(): Deno.DynamicLibrary<typeof CONTROLS>["symbols"] {
   }
   controls ??= Deno.dlopen(`${EMU_DIR}libascendcl.so`, CONTROLS).symbols;
   return controls;
+}
+
+/** What the emulation's last referenced free hit (`""` when none): for assertion messages. */
+export function lastReferencedFree(): string {
+  const pointer = emu().aclemuLastReferencedFree();
+  return pointer === null ? "" : Deno.UnsafePointerView.getCString(pointer);
 }
 
 /** Live device allocations and aclnn objects of the emulation. */

@@ -4,8 +4,9 @@
  * - `npu`: the CANN that the library's own search finds (`Device.open({ backend: "npu" })` without
  *   `libDir`: `ACLNN_LIB_DIR`, `ASCEND_HOME_PATH`, the standard install folders, the system loader), as
  *   a user's script on an Atlas host gets it. Ignored, with the reason, when nothing opens.
- * - `npu-emulated`: the host emulation build (`EMU_DIR` of `helpers.ts`), always by explicit `libDir`. The only
- *   lane where the emulator's test controls (`aclemu*`: counters, fault injection) apply.
+ * - `npu-emulated`: the host emulation build (`EMU_DIR` of `helpers.ts`), always by explicit
+ *   `libDir`. The only lane where the emulator's test controls (`aclemu*`: counters, fault injection)
+ *   apply.
  *
  * One CANN runtime per process. The dynamic loader identifies a library by its file (device + inode),
  * so when the discovered CANN *is* the emulation (a toolkit tree whose `lib64` links to the build, as

@@ -125,7 +125,7 @@ for (const lane of NPU_LANES) {
           ? upsampleNearestExact2dBackward
           : upsampleBilinear2dBackward;
         const [scalesH, scalesW] = config.scales;
-        assertMatchesDeviceOp(
+        await assertMatchesDeviceOp(
           await actual.toFloat32Array(),
           fn,
           roundTo(dtype, values),

@@ -40,8 +40,44 @@ ACLEMU_VISIBILITY void aclemuSetStreamDelayUs(int64_t us);
 ACLEMU_VISIBILITY int64_t aclemuLaunchCount(void);
 /* ACL_OPT_DETERMINISTIC of the calling thread's context seen by the last launch; -1 if none. */
 ACLEMU_VISIBILITY int32_t aclemuLastLaunchDeterministic(void);
-/* Disarms every fault, sets the stream delay to 0, the launch count to 0 and the last deterministic
- * value to -1. Live counters (allocations, objects, streams) are not touched. */
+/* Device memory capacity of each emulated device in bytes (what aclrtGetMemInfo reports as total and
+ * aclrtMalloc enforces). `bytes` > 0 overrides ACLEMU_DEVICE_MEMORY (default 4 GiB); <= 0 restores it.
+ * Allocations already made stay. */
+ACLEMU_VISIBILITY void aclemuSetDeviceMemory(int64_t bytes);
+/* The capacity now in force (bytes). */
+ACLEMU_VISIBILITY int64_t aclemuDeviceMemory(void);
+
+/* aclrtFree calls that freed memory a stream task still references: one queued, running, or finished
+ * but not yet observed complete by the host (aclrtSynchronizeStream on its stream, aclrtDestroyStream,
+ * or aclrtSynchronizeEvent / an aclrtQueryEventStatus answering COMPLETE on an event recorded after
+ * it). Deterministic: it does not depend on how fast the stream ran. Tests assert it stays 0. */
+ACLEMU_VISIBILITY int64_t aclemuReferencedFrees(void);
+/* What the last referenced free hit ("" when none): the task, the range and the freed block. The
+ * text stays valid until the next referenced free. */
+ACLEMU_VISIBILITY const char *aclemuLastReferencedFree(void);
+/* Stream tasks (ops, async copies, event records) the host has not yet observed complete. */
+ACLEMU_VISIBILITY int64_t aclemuPendingTasks(void);
+
+/* ACL's init reference count: 1 after the first aclInit, +1 for each repeated aclInit (answered
+ * 100002), 0 after aclFinalize (which ignores the count, as CANN's does) or the last
+ * aclFinalizeReference. */
+ACLEMU_VISIBILITY int64_t aclemuInitRefCount(void);
+/* aclFinalize calls that tore ACL down while another aclInit caller still held it (the count was
+ * > 1): a binding that finalizes after its aclInit answered 100002 ends another in-process user's
+ * runtime. Tests assert it stays 0. */
+ACLEMU_VISIBILITY int64_t aclemuSharedFinalizes(void);
+
+/* Events created and not yet destroyed. */
+ACLEMU_VISIBILITY int64_t aclemuLiveEvents(void);
+/* The next event call that passes its own argument checks (aclrtCreateEvent, aclrtCreateEventWithFlag,
+ * aclrtRecordEvent, aclrtSynchronizeEvent, aclrtEventElapsedTime, aclrtQueryEventStatus) returns
+ * `status` without effect; aclrtDestroyEvent is never failed. 0 disarms. */
+ACLEMU_VISIBILITY void aclemuFailNextEvent(int32_t status);
+
+/* Disarms every fault (aclemuFailNextEvent included), sets the stream delay to 0, the launch count to
+ * 0 and the last deterministic value to -1, and drops an aclemuSetDeviceMemory override. Live
+ * counters (allocations, objects, streams, events) and the referenced-free and shared-finalize
+ * counters are not touched (compare them before and after). */
 ACLEMU_VISIBILITY void aclemuResetFaults(void);
 
 #ifdef __cplusplus

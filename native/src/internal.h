@@ -60,13 +60,19 @@ typedef struct {
 
 #define EMU_TASK_MAX_RANGES 4
 
+/* emu_task.flags: a marker (event record) takes no device time, so aclemuSetStreamDelayUs skips it. */
+#define EMU_TASK_MARKER 1u
+
 /* A unit of stream work. `arg` is owned by the stream once enqueued: release(arg) runs after fn,
- * or immediately when the enqueue fails. */
+ * or immediately when the enqueue fails. The ranges stay recorded until the host has observed the
+ * task complete (a synchronize of its stream, or of an event recorded after it): freeing memory
+ * they cover before that is a referenced free (aclemuReferencedFrees). */
 typedef struct {
     const char *name;
     int (*fn)(void *arg, char *msg, size_t msglen);
     void *arg;
     void (*release)(void *arg);
+    unsigned flags;
     int nranges;
     emu_range ranges[EMU_TASK_MAX_RANGES];
 } emu_task;
@@ -97,6 +103,18 @@ EMU_API void aclemu_executor_free(aclOpExecutor *executor);
 /* ---- hidden helpers inside libascendcl ---- */
 int emu_require_init(const char *api);
 int emu_errors_configure(const char *configPath);
+/* Reads ACLEMU_DEVICE_MEMORY (aclInit): 0, or 100000 with the message set when it is malformed. */
+int emu_mem_configure(void);
+/* Like aclemu_stream_enqueue; on success *seq is the task's position in its stream's FIFO. */
+int emu_stream_enqueue_seq(aclrtStream stream, const emu_task *task, uint64_t *seq);
+/* The host has seen every task of `stream` up to `seq` complete (an event synchronize or query). */
+void emu_stream_observe(aclrtStream stream, uint64_t seq);
+/* 1 when a task not yet observed complete references [base, base + size); describes it in what. */
+int emu_stream_references(uintptr_t base, uint64_t size, char *what, size_t whatlen);
+int64_t emu_stream_pending_tasks(void);
+void emu_note_referenced_free(const char *what);
+int32_t emu_fault_take_event(void);
+int64_t emu_event_live_count(void);
 void emu_mem_read_lock(void);
 void emu_mem_unlock(void);
 int emu_mem_range_ok_locked(const void *p, uint64_t len);

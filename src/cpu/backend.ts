@@ -14,8 +14,7 @@ import { OP_RULES } from "../ops/validate.ts";
 import { elementCount } from "../tensor/layout.ts";
 import type { DType, HostArray } from "../tensor/dtype.ts";
 import { CpuBuffer } from "./buffer.ts";
-import { deviceCall, type Numerics } from "./numerics.ts";
-import { checkDeviceRules } from "./device_rules.ts";
+import { checkDeviceRules, deviceCall, type Numerics } from "./numerics.ts";
 import type { StridedArray } from "./types.ts";
 import {
   bilinear2dBackwardCpu,

@@ -7,6 +7,7 @@
 
 import type { UpsampleCall, UpsampleParams } from "../backend.ts";
 import { type BilinearApi, bilinearRoute } from "./device_rules.ts";
+import { linearTable, nearestTables } from "./tables.ts";
 
 /** Whose results a device computes: PyTorch's CPU kernels', or the Ascend device's kernels'. */
 export type Numerics = "pytorch" | "device";
@@ -39,4 +40,47 @@ export function deviceCall<C extends UpsampleParams & Pick<UpsampleCall<unknown>
   return route.kernel === "kernel"
     ? { ...call, rule: "device" }
     : { ...call, scales: route.scales, rule: "pytorch" };
+}
+
+/**
+ * What the device does with calls the library accepts but the device treats specially; throws a
+ * `RangeError` naming the rule where the device reports an error or computes nothing defined.
+ * The 1d op rejects N or C = 0 with 161002: its parameter checks (which need N, C > 0) run before
+ * its empty-tensor shortcut (op_api aclnn_upsample_nearest_exact1d_backward.cpp); the 2d ops
+ * return before any check, with nothing launched (an empty result has nothing to write).
+ *
+ * @throws {RangeError} for a 1d call with N or C = 0, or a pass the device skips although its
+ * sizes differ
+ * @example
+ * ```ts
+ * import { checkDeviceRules } from "./numerics.ts";
+ * const call = { op: "nearestExact1d", inputSize: [0, 2, 4], outputSize: [8], scales: [0], alignCorners: false } as const;
+ * try { checkDeviceRules(call, "v2"); } catch (e) { console.log((e as Error).message); }
+ * ```
+ */
+export function checkDeviceRules(
+  call: Pick<UpsampleParams, "op" | "inputSize" | "outputSize" | "scales" | "alignCorners">,
+  api: BilinearApi,
+): void {
+  const { op, inputSize, outputSize, scales } = call;
+  if (op === "nearestExact1d" && inputSize[0] * inputSize[1] === 0) {
+    throw new RangeError(
+      `upsampleNearestExact1dBackward: the device rejects N or C = 0 (aclnn status 161002: its ` +
+        `checks require N > 0 and C > 0 before the empty-tensor shortcut), got inputSize ` +
+        `[${inputSize.join(", ")}]`,
+    );
+  }
+  if (inputSize[0] * inputSize[1] === 0) return;
+  const spatial = outputSize.length;
+  if (op === "bilinear2d") {
+    const route = bilinearRoute(call, api);
+    if (route.kernel === "sizes") return;
+    for (let d = 0; d < 2; d++) {
+      linearTable(inputSize[2 + d], outputSize[d], call.alignCorners, route.scales[d], "device");
+    }
+    return;
+  }
+  for (let d = 0; d < spatial; d++) {
+    nearestTables(inputSize[2 + d], outputSize[d], scales[d], "device");
+  }
 }

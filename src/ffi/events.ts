@@ -125,7 +125,11 @@ export class StreamTimer {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    this.#backend.runtime.activate(this.#backend.context);
+    try {
+      this.#backend.runtime.activate(this.#backend.context);
+    } catch {
+      // The device was closed first: destroying still releases the handles (or answers 107017).
+    }
     this.#fns.aclrtDestroyEvent(this.#start);
     this.#fns.aclrtDestroyEvent(this.#end);
   }

@@ -4,7 +4,9 @@
  */
 #include "internal.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 static _Atomic int64_t live_objects;
 static _Atomic int64_t fail_alloc_countdown;
@@ -14,6 +16,10 @@ static _Atomic int32_t fail_copy_status;
 static _Atomic int64_t stream_delay_us;
 static _Atomic int64_t launch_count;
 static _Atomic int32_t last_deterministic = -1;
+static _Atomic int32_t fail_event_status;
+static _Atomic int64_t referenced_frees;
+static pthread_mutex_t referenced_mu = PTHREAD_MUTEX_INITIALIZER;
+static char referenced_what[400];
 
 int64_t aclemuLiveAllocations(void) { return emu_mem_live_allocations(); }
 int64_t aclemuLiveBytes(void) { return emu_mem_live_bytes(); }
@@ -28,8 +34,31 @@ void aclemuSetStreamDelayUs(int64_t us) { atomic_store(&stream_delay_us, us > 0 
 int64_t aclemuLaunchCount(void) { return atomic_load(&launch_count); }
 int32_t aclemuLastLaunchDeterministic(void) { return atomic_load(&last_deterministic); }
 
+int64_t aclemuReferencedFrees(void) { return atomic_load(&referenced_frees); }
+int64_t aclemuPendingTasks(void) { return emu_stream_pending_tasks(); }
+int64_t aclemuLiveEvents(void) { return emu_event_live_count(); }
+void aclemuFailNextEvent(int32_t status) { atomic_store(&fail_event_status, status); }
+
+const char *aclemuLastReferencedFree(void)
+{
+    /* a stable pointer; the text is replaced whole under the lock by the next referenced free */
+    return referenced_what;
+}
+
+void emu_note_referenced_free(const char *what)
+{
+    pthread_mutex_lock(&referenced_mu);
+    strncpy(referenced_what, what, sizeof referenced_what - 1);
+    pthread_mutex_unlock(&referenced_mu);
+    atomic_fetch_add(&referenced_frees, 1);
+}
+
+int32_t emu_fault_take_event(void) { return atomic_exchange(&fail_event_status, 0); }
+
 void aclemuResetFaults(void)
 {
+    atomic_store(&fail_event_status, 0);
+    aclemuSetDeviceMemory(0);
     atomic_store(&fail_alloc_countdown, 0);
     atomic_store(&fail_launch_status, 0);
     atomic_store(&fail_sync_status, 0);

@@ -3,12 +3,23 @@
  * so every device-side address can be checked against a live allocation like the runtime does.
  * A read-write lock guards the table; stream tasks hold it for reading while they touch memory,
  * so aclrtFree (writer) can never pull a block from under a running kernel or copy.
+ *
+ * Each device has a capacity (ACLEMU_DEVICE_MEMORY bytes, default 4 GiB; aclemuSetDeviceMemory) that
+ * aclrtMalloc enforces and aclrtGetMemInfo reports. Independently, the emulation never lets its live
+ * blocks exceed half of the host's physical memory, so no capacity setting can exhaust the host.
  */
 #include "internal.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#define EMU_DEFAULT_DEVICE_MEMORY (UINT64_C(4) << 30)
 
 typedef struct {
     uintptr_t base;
@@ -20,6 +31,49 @@ static pthread_rwlock_t mem_lock = PTHREAD_RWLOCK_INITIALIZER;
 static emu_alloc *table;
 static size_t count, capacity;
 static int64_t live_bytes;
+/* Bytes charged per device (sizes rounded up to 32, as api_impl.cc ApiImpl::DevMalloc aligns them),
+ * including reservations of allocations in progress. Guarded by mem_lock. */
+static uint64_t used[EMU_DEVICE_COUNT];
+static uint64_t host_used;
+static _Atomic uint64_t env_capacity = EMU_DEFAULT_DEVICE_MEMORY;
+static _Atomic uint64_t override_capacity; /* 0: none */
+
+static uint64_t capacity_now(void)
+{
+    uint64_t o = atomic_load(&override_capacity);
+    return o != 0 ? o : atomic_load(&env_capacity);
+}
+
+void aclemuSetDeviceMemory(int64_t bytes) { atomic_store(&override_capacity, bytes > 0 ? (uint64_t)bytes : 0); }
+int64_t aclemuDeviceMemory(void) { return (int64_t)capacity_now(); }
+
+int emu_mem_configure(void)
+{
+    const char *env = getenv("ACLEMU_DEVICE_MEMORY");
+    if (env == NULL) {
+        atomic_store(&env_capacity, EMU_DEFAULT_DEVICE_MEMORY);
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (env[0] < '0' || env[0] > '9' || *end != '\0' || errno != 0 || v == 0) {
+        aclemu_set_error("aclInit: ACLEMU_DEVICE_MEMORY=\"%s\" is not a positive whole number of bytes", env);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    atomic_store(&env_capacity, (uint64_t)v);
+    return 0;
+}
+
+/* Half of the host's physical memory: the most the emulation ever holds, whatever the capacity. */
+static uint64_t host_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) {
+        return EMU_DEFAULT_DEVICE_MEMORY;
+    }
+    return (uint64_t)pages / 2 * (uint64_t)page;
+}
 
 void emu_mem_read_lock(void) { pthread_rwlock_rdlock(&mem_lock); }
 void emu_mem_unlock(void) { pthread_rwlock_unlock(&mem_lock); }
@@ -117,20 +171,49 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
                          size, device);
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
-    size_t rounded = (size + EMU_ALIGN - 1) & ~(size_t)(EMU_ALIGN - 1);
-    void *p = rounded >= size ? aligned_alloc(EMU_ALIGN, rounded) : NULL;
+    uint64_t rounded = ((uint64_t)size + EMU_ALIGN - 1) & ~(uint64_t)(EMU_ALIGN - 1);
+    uint64_t cap = capacity_now(), limit = host_limit();
+    pthread_rwlock_wrlock(&mem_lock);
+    uint64_t dev_free = used[device] < cap ? cap - used[device] : 0;
+    int over_device = rounded < size || rounded > dev_free;
+    int over_host = !over_device && rounded > limit - (host_used < limit ? host_used : limit);
+    if (!over_device && !over_host) {
+        used[device] += rounded; /* reserved while the block is allocated outside the lock */
+        host_used += rounded;
+    }
+    pthread_rwlock_unlock(&mem_lock);
+    if (over_device) {
+        /* 207001 = ACL_ERROR_RT_MEMORY_ALLOCATION (rt_error_codes.h: "only used by out of memory") */
+        aclemu_set_error("aclrtMalloc: out of device memory on device %d: requested %zu bytes, %" PRIu64
+                         " bytes free of %" PRIu64 " (capacity: ACLEMU_DEVICE_MEMORY)",
+                         device, size, dev_free, cap);
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    if (over_host) {
+        aclemu_set_error("aclrtMalloc: requested %zu bytes on device %d, but the emulation holds %" PRIu64
+                         " bytes and never takes more than half of host memory (%" PRIu64 " bytes)",
+                         size, device, host_used, limit);
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    void *p = aligned_alloc(EMU_ALIGN, (size_t)rounded);
     if (p == NULL) {
-        aclemu_set_error("aclrtMalloc: out of device memory allocating %zu bytes on device %d", size, device);
+        pthread_rwlock_wrlock(&mem_lock);
+        used[device] -= rounded;
+        host_used -= rounded;
+        pthread_rwlock_unlock(&mem_lock);
+        aclemu_set_error("aclrtMalloc: out of host memory emulating %zu bytes on device %d", size, device);
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
     /* Fresh device memory is garbage on real hardware: all-ones bytes read as NaN in every float type. */
-    memset(p, 0xFF, rounded);
+    memset(p, 0xFF, (size_t)rounded);
 
     pthread_rwlock_wrlock(&mem_lock);
     if (count == capacity) {
         size_t ncap = capacity ? capacity * 2 : 64;
         emu_alloc *nt = realloc(table, ncap * sizeof *nt);
         if (nt == NULL) {
+            used[device] -= rounded;
+            host_used -= rounded;
             pthread_rwlock_unlock(&mem_lock);
             free(p);
             aclemu_set_error("aclrtMalloc: cannot grow the allocation table");
@@ -159,6 +242,15 @@ aclError aclrtFree(void *devPtr)
         aclemu_set_error("aclrtFree: devPtr is NULL");
         return ACL_ERROR_INVALID_PARAM;
     }
+    /* A block a stream task may still touch (the host has not observed the task complete) is a
+     * binding bug even when the free happens to come after the task ran: counted, then freed. */
+    uintptr_t base;
+    uint64_t size;
+    char what[400];
+    if (aclemu_mem_find(devPtr, &base, &size) && base == (uintptr_t)devPtr &&
+        emu_stream_references(base, size, what, sizeof what)) {
+        emu_note_referenced_free(what);
+    }
     pthread_rwlock_wrlock(&mem_lock);
     const emu_alloc *e = find_locked(devPtr);
     if (e == NULL || e->base != (uintptr_t)devPtr) {
@@ -175,6 +267,9 @@ aclError aclrtFree(void *devPtr)
         return ACL_ERROR_RT_PARAM_INVALID;
     }
     size_t i = (size_t)(e - table);
+    uint64_t rounded = (e->size + EMU_ALIGN - 1) & ~(uint64_t)(EMU_ALIGN - 1);
+    used[e->device] -= rounded;
+    host_used -= rounded;
     live_bytes -= (int64_t)e->size;
     memmove(&table[i], &table[i + 1], (count - i - 1) * sizeof *table);
     count--;
@@ -222,6 +317,39 @@ static int copy_ranges(void *dst, const void *src, size_t count, aclrtMemcpyKind
     return n;
 }
 
+/* The kind must agree with where the pointers live: a pointer the kind calls host memory must not lie
+ * in a device allocation (the device side is checked by check_ranges_locked). CANN checks copy kinds
+ * against the pointers' memory locations and answers RT_ERROR_INVALID_VALUE, i.e. 107000
+ * ACL_ERROR_RT_PARAM_INVALID (hicann/runtime src/runtime/api/impl/api_error.cc MemcpyKindAutoCorrect,
+ * src/runtime/core/src/common/errcode_manage.cc). Newer runtimes silently correct some kinds for
+ * registered memory; the emulation rejects every mismatch so that a binding passing a wrong kind
+ * fails on every runtime. Caller holds the lock. */
+static int check_kind_locked(const char *api, aclrtMemcpyKind kind, const void *dst, const void *src)
+{
+    const void *host[2];
+    const char *names[2];
+    int n = 0;
+    if (kind == ACL_MEMCPY_HOST_TO_HOST || kind == ACL_MEMCPY_HOST_TO_DEVICE) {
+        host[n] = src;
+        names[n++] = "src";
+    }
+    if (kind == ACL_MEMCPY_HOST_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_HOST) {
+        host[n] = dst;
+        names[n++] = "dst";
+    }
+    for (int i = 0; i < n; i++) {
+        const emu_alloc *e = find_locked(host[i]);
+        if (e != NULL) {
+            aclemu_set_error("%s: kind %s says %s is host memory, but %s %p is device memory (inside the "
+                             "allocation at %p of %llu bytes on device %d)",
+                             api, kind_name(kind), names[i], names[i], host[i], (void *)e->base,
+                             (unsigned long long)e->size, e->device);
+            return ACL_ERROR_RT_PARAM_INVALID;
+        }
+    }
+    return 0;
+}
+
 /* Checks the ranges under the held lock; sets the message and returns 107000 on the first bad one. */
 static int check_ranges_locked(const char *api, const char *kind, const emu_range *r, int n)
 {
@@ -261,7 +389,10 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, a
     int n = copy_ranges(dst, src, count, kind, r);
     /* Synchronous copies deliberately do not wait for streams: a missing sync reads stale data. */
     emu_mem_read_lock();
-    rc = check_ranges_locked("aclrtMemcpy", kind_name(kind), r, n);
+    rc = check_kind_locked("aclrtMemcpy", kind, dst, src);
+    if (rc == 0) {
+        rc = check_ranges_locked("aclrtMemcpy", kind_name(kind), r, n);
+    }
     if (rc == 0) {
         memmove(dst, src, count);
     }
@@ -297,7 +428,10 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
     emu_task t = {.name = "aclrtMemcpyAsync", .fn = run_copy, .release = free};
     t.nranges = copy_ranges(dst, src, count, kind, t.ranges);
     emu_mem_read_lock();
-    rc = check_ranges_locked("aclrtMemcpyAsync", kind_name(kind), t.ranges, t.nranges);
+    rc = check_kind_locked("aclrtMemcpyAsync", kind, dst, src);
+    if (rc == 0) {
+        rc = check_ranges_locked("aclrtMemcpyAsync", kind_name(kind), t.ranges, t.nranges);
+    }
     emu_mem_unlock();
     if (rc != 0) {
         return rc;
@@ -344,4 +478,36 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
     }
     emu_mem_unlock();
     return rc;
+}
+
+/* acl_rt.h aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total); the runtime answers for the
+ * calling thread's device (src/acl/aclrt_impl/memory.cpp aclrtGetMemInfoImpl -> rtMemGetInfoEx). The
+ * emulated device has one memory pool, so every attribute reports it. */
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *freeBytes, size_t *totalBytes)
+{
+    int rc = emu_require_init("aclrtGetMemInfo");
+    if (rc != 0) {
+        return rc;
+    }
+    if (freeBytes == NULL || totalBytes == NULL) {
+        aclemu_set_error("aclrtGetMemInfo: %s is NULL", freeBytes == NULL ? "free" : "total");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if ((int)attr < 0 || (int)attr > ACL_MEM_P2P_HUGE1G) {
+        aclemu_set_error("aclrtGetMemInfo: attr %d is not an aclrtMemAttr (0..%d)", (int)attr, ACL_MEM_P2P_HUGE1G);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    int32_t device;
+    int64_t det;
+    if (aclemu_current_context(&device, &det) != 0) {
+        aclemu_set_error("aclrtGetMemInfo: the calling thread has no current context (call aclrtSetDevice first)");
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    uint64_t cap = capacity_now();
+    emu_mem_read_lock();
+    uint64_t in_use = used[device];
+    emu_mem_unlock();
+    *totalBytes = (size_t)cap;
+    *freeBytes = (size_t)(in_use < cap ? cap - in_use : 0);
+    return ACL_SUCCESS;
 }

@@ -3,21 +3,32 @@
  * parameters, version and SoC name. One default context per device, refcounted by
  * aclrtSetDevice/aclrtResetDevice. A thread's current context is a (context, generation) pair:
  * destroying a context bumps its generation, so every thread that still points at it sees "none".
+ *
+ * aclInit is reference counted as in CANN (hicann/runtime src/acl/aclrt_impl/acl.cpp, aclInitImpl /
+ * aclFinalizeImpl / aclFinalizeReferenceImpl): a repeated aclInit adds a reference and answers 100002;
+ * aclFinalize ignores the count and tears ACL down for every user (then 100037 until the next aclInit);
+ * aclFinalizeReference drops one reference and tears down only with the last.
  */
 #include "internal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct {
     int32_t device;
     int refs;
     uint64_t gen;
     int64_t opts[EMU_SYS_OPT_COUNT];
+    int opt_set[EMU_SYS_OPT_COUNT]; /* never-set options answer 107021 */
 } emu_ctx;
 
 static pthread_mutex_t rt_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int initialized;
+static uint64_t init_refs;   /* guarded by rt_mu */
+static int finalized;        /* aclFinalizeFlag: set by a teardown, cleared by the next aclInit */
+static _Atomic int64_t shared_finalizes;
 static emu_ctx ctxs[EMU_DEVICE_COUNT] = {{.device = 0}, {.device = 1}};
 static int64_t process_opts[EMU_SYS_OPT_COUNT];
 
@@ -51,39 +62,94 @@ static void reset_context_locked(emu_ctx *c)
     c->gen++;
     for (int i = 0; i < EMU_SYS_OPT_COUNT; i++) {
         c->opts[i] = 0;
+        c->opt_set[i] = 0;
+    }
+}
+
+int64_t aclemuInitRefCount(void)
+{
+    pthread_mutex_lock(&rt_mu);
+    int64_t n = (int64_t)init_refs;
+    pthread_mutex_unlock(&rt_mu);
+    return n;
+}
+
+int64_t aclemuSharedFinalizes(void) { return atomic_load(&shared_finalizes); }
+
+/* The teardown shared by aclFinalize and the last aclFinalizeReference. Caller holds rt_mu. Resets
+ * every device; allocations, streams and events stay so that leaks remain visible. */
+static void teardown_locked(void)
+{
+    atomic_store(&initialized, 0);
+    init_refs = 0;
+    finalized = 1;
+    for (int i = 0; i < EMU_DEVICE_COUNT; i++) {
+        reset_context_locked(&ctxs[i]);
     }
 }
 
 aclError aclInit(const char *configPath)
 {
     pthread_mutex_lock(&rt_mu);
-    int was = atomic_load(&initialized);
-    /* the only setting the emulation honours is err_msg_mode (see errors.c) */
-    int rc = was ? 0 : emu_errors_configure(configPath);
-    if (!was && rc == 0) {
+    if (init_refs > 0) {
+        init_refs++; /* acl.cpp aclInitImpl: a repeated init counts a reference and answers 100002 */
+        pthread_mutex_unlock(&rt_mu);
+        aclemu_set_error("aclInit: ACL is already initialized in this process (repeated aclInit; this "
+                         "caller does not own the runtime and must not call aclFinalize)");
+        return ACL_ERROR_REPEAT_INITIALIZE;
+    }
+    /* the settings the emulation honours: err_msg_mode (errors.c), ACLEMU_DEVICE_MEMORY (memory.c) */
+    int rc = emu_errors_configure(configPath);
+    if (rc == 0) {
+        rc = emu_mem_configure();
+    }
+    if (rc == 0) {
+        init_refs = 1;
+        finalized = 0;
         atomic_store(&initialized, 1);
     }
     pthread_mutex_unlock(&rt_mu);
-    if (was) {
-        aclemu_set_error("aclInit: ACL is already initialized (repeated aclInit without aclFinalize)");
-        return ACL_ERROR_REPEAT_INITIALIZE;
-    }
     return rc;
 }
 
 aclError aclFinalize(void)
 {
     pthread_mutex_lock(&rt_mu);
-    int was = atomic_exchange(&initialized, 0);
-    if (was) {
-        /* Finalize resets every device; allocations and streams stay so that leaks remain visible. */
-        for (int i = 0; i < EMU_DEVICE_COUNT; i++) {
-            reset_context_locked(&ctxs[i]);
+    /* acl.cpp aclFinalizeImpl: only a finalize after a finalize is refused; the reference count is
+     * ignored, so other aclInit callers lose the runtime too (counted for aclemuSharedFinalizes). */
+    int was_finalized = finalized;
+    if (!was_finalized) {
+        if (init_refs > 1) {
+            atomic_fetch_add(&shared_finalizes, 1);
         }
+        teardown_locked();
     }
     pthread_mutex_unlock(&rt_mu);
-    if (!was) {
-        aclemu_set_error("aclFinalize: ACL is not initialized (aclFinalize without a matching aclInit)");
+    if (was_finalized) {
+        aclemu_set_error("aclFinalize: ACL is already finalized (repeated aclFinalize)");
+        return ACL_ERROR_REPEAT_FINALIZE;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclFinalizeReference(uint64_t *refCount)
+{
+    pthread_mutex_lock(&rt_mu);
+    /* acl.cpp aclFinalizeReferenceImpl: drop one reference; the last one tears down; none is 100037 */
+    uint64_t before = init_refs;
+    if (before > 1) {
+        init_refs--;
+    } else if (before == 1) {
+        teardown_locked();
+    }
+    uint64_t after = init_refs;
+    pthread_mutex_unlock(&rt_mu);
+    if (refCount != NULL) {
+        *refCount = after;
+    }
+    if (before == 0) {
+        aclemu_set_error("aclFinalizeReference: ACL holds no aclInit reference (called repeatedly, or "
+                         "without aclInit)");
         return ACL_ERROR_REPEAT_FINALIZE;
     }
     return ACL_SUCCESS;
@@ -247,11 +313,17 @@ static aclError ctx_opt(const char *api, aclSysParamOpt opt, int64_t *value, int
     }
     pthread_mutex_lock(&rt_mu);
     emu_ctx *c = current_locked();
+    int unset = 0;
     if (c != NULL) {
         if (set) {
+            /* api_c.cc rtCtxSetSysParamOpt also stores the value process-wide (aclrtGetSysParamOpt) */
             c->opts[opt] = *value;
-        } else {
+            c->opt_set[opt] = 1;
+            process_opts[opt] = *value;
+        } else if (c->opt_set[opt]) {
             *value = c->opts[opt];
+        } else {
+            unset = 1;
         }
     }
     pthread_mutex_unlock(&rt_mu);
@@ -259,6 +331,12 @@ static aclError ctx_opt(const char *api, aclSysParamOpt opt, int64_t *value, int
         aclemu_set_error("%s(%s): the calling thread has no current context (call aclrtSetDevice first)", api,
                          opt_names[opt]);
         return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    if (unset) {
+        /* context.cc Context::CtxGetSysParamOpt + api_c.cc rtCtxGetSysParamOpt: an option never set in
+         * this context answers ACL_ERROR_RT_SYSPARAMOPT_NOT_SET (rt_error_codes.h), value untouched */
+        aclemu_set_error("%s(%s): the option was never set in this context", api, opt_names[opt]);
+        return ACL_ERROR_RT_SYSPARAMOPT_NOT_SET;
     }
     return ACL_SUCCESS;
 }
@@ -312,4 +390,27 @@ aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch)
     return ACL_SUCCESS;
 }
 
-const char *aclrtGetSocName(void) { return "Ascend910B3 (host emulation)"; }
+/* The SoC the emulation reports: ACLEMU_SOC, read once, default "Ascend910B3" (an Atlas A2). Set but
+ * empty, it answers NULL as CANN's aclrtGetSocNameImpl does when it cannot read the SoC version
+ * (src/acl/aclrt_impl/acl_rt_impl_base.cpp). */
+static char soc_name[64];
+static const char *soc_answer;
+static pthread_once_t soc_once = PTHREAD_ONCE_INIT;
+
+static void soc_read(void)
+{
+    const char *env = getenv("ACLEMU_SOC");
+    if (env == NULL) {
+        env = "Ascend910B3";
+    }
+    if (env[0] != '\0') {
+        strncpy(soc_name, env, sizeof soc_name - 1);
+        soc_answer = soc_name;
+    }
+}
+
+const char *aclrtGetSocName(void)
+{
+    pthread_once(&soc_once, soc_read);
+    return soc_answer;
+}

@@ -5,6 +5,13 @@
  * leaves a sticky error that the next synchronize reports, like an asynchronous device fault.
  * Handles are checked against a table of live streams; a reference count keeps a stream alive
  * while a synchronize is waiting on it during a concurrent destroy.
+ *
+ * Every task gets a sequence number in its stream. A task that has run stays on the stream's `done`
+ * list (with its device ranges) until the host observes it complete: aclrtSynchronizeStream,
+ * aclrtDestroyStream, or an event recorded after it being synchronized / queried COMPLETE. Until then
+ * the host cannot know the device is done with its memory, so aclrtFree of a range it covers counts
+ * as a referenced free (aclemuReferencedFrees) whether or not the task happened to run already: the
+ * count does not depend on timing.
  */
 #include "internal.h"
 
@@ -16,6 +23,7 @@
 
 typedef struct emu_node {
     struct emu_node *next;
+    uint64_t seq;
     emu_task task;
 } emu_node;
 
@@ -26,7 +34,11 @@ typedef struct emu_stream {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t wake, idle;
-    emu_node *head, *tail;
+    emu_node *head, *tail;  /* queued */
+    emu_node *running;      /* the task the worker is running, or NULL */
+    emu_node *done, *done_tail; /* run, not yet observed complete by the host */
+    uint64_t next_seq;
+    uint64_t observed_seq;  /* the host has seen every task up to here complete */
     int busy, stopping;
     int err;
     char errmsg[768];
@@ -58,12 +70,29 @@ static emu_stream *acquire(aclrtStream handle)
     return s;
 }
 
+/* Frees the done tasks up to `seq` (all when UINT64_MAX). Caller holds s->mu. */
+static void observe_locked(emu_stream *s, uint64_t seq)
+{
+    if (seq > s->observed_seq) {
+        s->observed_seq = seq; /* a task still finishing (an event's own marker) is retired at once */
+    }
+    while (s->done != NULL && s->done->seq <= seq) {
+        emu_node *n = s->done;
+        s->done = n->next;
+        free(n);
+    }
+    if (s->done == NULL) {
+        s->done_tail = NULL;
+    }
+}
+
 static void release(emu_stream *s)
 {
     pthread_mutex_lock(&streams_mu);
     int last = --s->refs == 0;
     pthread_mutex_unlock(&streams_mu);
     if (last) {
+        observe_locked(s, UINT64_MAX);
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->wake);
         pthread_cond_destroy(&s->idle);
@@ -74,7 +103,7 @@ static void release(emu_stream *s)
 static void run_task(emu_stream *s, emu_node *n)
 {
     emu_task *t = &n->task;
-    int64_t us = emu_stream_delay_us();
+    int64_t us = (t->flags & EMU_TASK_MARKER) ? 0 : emu_stream_delay_us();
     if (us > 0) {
         struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
         while (nanosleep(&ts, &ts) != 0) {
@@ -125,10 +154,22 @@ static void *worker(void *arg)
             s->tail = NULL;
         }
         s->busy = 1;
+        s->running = n;
         pthread_mutex_unlock(&s->mu);
         run_task(s, n);
-        free(n);
         pthread_mutex_lock(&s->mu);
+        s->running = NULL;
+        n->next = NULL;
+        if (n->seq <= s->observed_seq) {
+            free(n);
+        } else {
+            if (s->done_tail != NULL) {
+                s->done_tail->next = n;
+            } else {
+                s->done = n;
+            }
+            s->done_tail = n;
+        }
         s->busy = 0;
         if (s->head == NULL) {
             pthread_cond_broadcast(&s->idle);
@@ -233,6 +274,7 @@ aclError aclrtSynchronizeStream(aclrtStream stream)
         pthread_cond_wait(&s->idle, &s->mu);
     }
     /* An injected fault wins and leaves any real task error for the next synchronize. */
+    observe_locked(s, s->next_seq); /* drained: the host has seen every task so far complete */
     int32_t fault = emu_fault_take_sync();
     int err = fault != 0 ? 0 : s->err;
     if (err != 0) {
@@ -268,6 +310,12 @@ EMU_API int32_t aclemu_stream_device(aclrtStream stream)
 
 EMU_API int aclemu_stream_enqueue(aclrtStream stream, const emu_task *task)
 {
+    uint64_t seq;
+    return emu_stream_enqueue_seq(stream, task, &seq);
+}
+
+int emu_stream_enqueue_seq(aclrtStream stream, const emu_task *task, uint64_t *seq)
+{
     emu_stream *s = acquire(stream);
     emu_node *n = s != NULL ? malloc(sizeof *n) : NULL;
     int rc = 0;
@@ -284,6 +332,7 @@ EMU_API int aclemu_stream_enqueue(aclrtStream stream, const emu_task *task)
         if (s->stopping) {
             rc = ACL_ERROR_RT_INVALID_HANDLE;
         } else {
+            n->seq = *seq = ++s->next_seq;
             if (s->tail != NULL) {
                 s->tail->next = n;
             } else {
@@ -305,4 +354,86 @@ EMU_API int aclemu_stream_enqueue(aclrtStream stream, const emu_task *task)
         task->release(task->arg);
     }
     return rc;
+}
+
+void emu_stream_observe(aclrtStream stream, uint64_t seq)
+{
+    emu_stream *s = acquire(stream);
+    if (s != NULL) {
+        pthread_mutex_lock(&s->mu);
+        observe_locked(s, seq);
+        pthread_mutex_unlock(&s->mu);
+        release(s);
+    }
+}
+
+/* The first range of `list` (and what follows) overlapping [base, base + size). */
+static const emu_range *find_overlap(const emu_node *n, uintptr_t base, uint64_t size, const emu_node **task)
+{
+    for (; n != NULL; n = n->next) {
+        for (int i = 0; i < n->task.nranges; i++) {
+            uintptr_t lo = (uintptr_t)n->task.ranges[i].ptr;
+            if (lo < base + size && base < lo + n->task.ranges[i].len) {
+                *task = n;
+                return &n->task.ranges[i];
+            }
+        }
+    }
+    return NULL;
+}
+
+int emu_stream_references(uintptr_t base, uint64_t size, char *what, size_t whatlen)
+{
+    int found = 0;
+    pthread_mutex_lock(&streams_mu);
+    for (emu_stream *s = live; s != NULL && !found; s = s->next) {
+        pthread_mutex_lock(&s->mu);
+        const emu_node *running = s->running != NULL && s->running->seq > s->observed_seq ? s->running : NULL;
+        const emu_node *lists[3] = {running, s->head, s->done};
+        static const char *const states[3] = {"running", "queued", "run but not synchronized"};
+        for (int k = 0; k < 3 && !found; k++) {
+            const emu_node *task = NULL;
+            /* `running` is a single node: look at it alone (its next pointer belongs to the queue) */
+            const emu_range *r = NULL;
+            if (k == 0) {
+                if (lists[0] != NULL) {
+                    emu_node one = *lists[0];
+                    one.next = NULL;
+                    r = find_overlap(&one, base, size, &task);
+                    task = lists[0];
+                }
+            } else {
+                r = find_overlap(lists[k], base, size, &task);
+            }
+            if (r != NULL) {
+                found = 1;
+                snprintf(what, whatlen,
+                         "aclrtFree(%p, %llu bytes) while task %s on stream %p is %s: its %s range [%p, +%llu bytes)",
+                         (void *)base, (unsigned long long)size, task->task.name, (void *)s, states[k], r->what,
+                         r->ptr, (unsigned long long)r->len);
+            }
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+    pthread_mutex_unlock(&streams_mu);
+    return found;
+}
+
+int64_t emu_stream_pending_tasks(void)
+{
+    int64_t n = 0;
+    pthread_mutex_lock(&streams_mu);
+    for (emu_stream *s = live; s != NULL; s = s->next) {
+        pthread_mutex_lock(&s->mu);
+        for (const emu_node *q = s->head; q != NULL; q = q->next) {
+            n++;
+        }
+        for (const emu_node *q = s->done; q != NULL; q = q->next) {
+            n++;
+        }
+        n += s->running != NULL && s->running->seq > s->observed_seq;
+        pthread_mutex_unlock(&s->mu);
+    }
+    pthread_mutex_unlock(&streams_mu);
+    return n;
 }
