@@ -269,13 +269,21 @@ Deno.test("device numerics: the tie cells differ from PyTorch numerics by exactl
 });
 
 Deno.test("device numerics: a 1d call with N or C = 0 is rejected as the device does; 2d is empty", () => {
+  for (
+    const open of [
+      () => Device.open({ backend: "npu", libDir: EMU_DIR }),
+      () => Device.open({ backend: "cpu", numerics: "device" }),
+    ]
+  ) {
+    using device = open();
+    using grad = device.zeros([2, 0, 8]);
+    assert.throws(
+      () => upsampleNearestExact1dBackward(grad, { outputSize: [8], inputSize: [2, 0, 4] }),
+      (e: unknown) =>
+        e instanceof RangeError && /161002/.test(e.message) && /N or C = 0/.test(e.message),
+    );
+  }
   using device = Device.open({ backend: "cpu", numerics: "device" });
-  using grad = device.zeros([0, 3, 8]);
-  assert.throws(
-    () => upsampleNearestExact1dBackward(grad, { outputSize: [8], inputSize: [0, 3, 4] }),
-    (e: unknown) =>
-      e instanceof RangeError && /161002/.test(e.message) && /N or C = 0/.test(e.message),
-  );
   using grad2 = device.zeros([2, 0, 8, 8]);
   using result = upsampleNearestExact2dBackward(grad2, {
     outputSize: [8, 8],
@@ -320,4 +328,9 @@ EMULATED_LANE.test("Device.open numerics: validated, reported, and always device
   assert.equal(npu.numerics, "device");
   using npuDefault = Device.open({ backend: "npu", libDir: EMU_DIR });
   assert.equal(npuDefault.numerics, "device");
+  // "auto" with a CANN present: PyTorch's numerics exist only on the CPU, the device's on the NPU.
+  using autoPytorch = Device.open({ libDir: EMU_DIR, numerics: "pytorch" });
+  assert.deepEqual([autoPytorch.backend, autoPytorch.numerics], ["cpu", "pytorch"]);
+  using autoDevice = Device.open({ libDir: EMU_DIR, numerics: "device" });
+  assert.deepEqual([autoDevice.backend, autoDevice.numerics], ["npu", "device"]);
 });

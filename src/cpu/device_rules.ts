@@ -220,3 +220,28 @@ export function bilinearRoute(
     ? { kernel: "kernel", scales }
     : { kernel: "sizes", scales: NO_SCALES };
 }
+
+/**
+ * Throws where the device rejects an empty call: the 1d op with N or C = 0 (aclnn status 161002:
+ * its parameter checks, which require N > 0 and C > 0, run before its empty-tensor shortcut, in
+ * image/upsample_nearest_exact2d_grad/op_host/op_api/aclnn_upsample_nearest_exact1d_backward.cpp).
+ * The 2d ops return before any check with nothing launched (op_api
+ * aclnn_upsample_nearest_exact2d_backward.cpp; bilinear V2 after checks that ignore N and C).
+ *
+ * @throws {RangeError} for a 1d call with N or C = 0
+ * @example
+ * ```ts
+ * import { checkDeviceEmpty } from "./device_rules.ts";
+ * checkDeviceEmpty({ op: "nearestExact2d", inputSize: [0, 2, 4, 4] }); // fine: an empty result
+ * ```
+ */
+export function checkDeviceEmpty(call: Pick<UpsampleParams, "op" | "inputSize">): void {
+  const { op, inputSize } = call;
+  if (op === "nearestExact1d" && inputSize[0] * inputSize[1] === 0) {
+    throw new RangeError(
+      `upsampleNearestExact1dBackward: the device rejects N or C = 0 (aclnn status 161002: its ` +
+        `checks require N > 0 and C > 0 before the empty-tensor shortcut), got inputSize ` +
+        `[${inputSize.join(", ")}]`,
+    );
+  }
+}

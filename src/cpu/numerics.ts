@@ -6,7 +6,7 @@
  */
 
 import type { UpsampleCall, UpsampleParams } from "../backend.ts";
-import { type BilinearApi, bilinearRoute } from "./device_rules.ts";
+import { type BilinearApi, bilinearRoute, checkDeviceEmpty } from "./device_rules.ts";
 import { linearTable, nearestTables } from "./tables.ts";
 
 /** Whose results a device computes: PyTorch's CPU kernels', or the Ascend device's kernels'. */
@@ -63,13 +63,7 @@ export function checkDeviceRules(
   api: BilinearApi,
 ): void {
   const { op, inputSize, outputSize, scales } = call;
-  if (op === "nearestExact1d" && inputSize[0] * inputSize[1] === 0) {
-    throw new RangeError(
-      `upsampleNearestExact1dBackward: the device rejects N or C = 0 (aclnn status 161002: its ` +
-        `checks require N > 0 and C > 0 before the empty-tensor shortcut), got inputSize ` +
-        `[${inputSize.join(", ")}]`,
-    );
-  }
+  checkDeviceEmpty(call);
   if (inputSize[0] * inputSize[1] === 0) return;
   const spatial = outputSize.length;
   if (op === "bilinear2d") {

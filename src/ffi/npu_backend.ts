@@ -6,6 +6,7 @@
  */
 
 import type { Backend, MemoryInfo, UpsampleCall, UpsampleParams } from "../backend.ts";
+import { checkDeviceEmpty } from "../cpu/device_rules.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
 import { checkOpSupported, launchAclnn, type LaunchTarget, type NpuBuffer } from "./aclnn_call.ts";
 import { DescriptorCache } from "./descriptors.ts";
@@ -204,6 +205,8 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   /** Missing operator symbols and V1-only limits are reported before anything is allocated. */
   checkSupported(params: UpsampleParams): void {
     checkOpSupported(this.runtime.libs, params);
+    // What aclnn would answer with 161002, said before anything is allocated.
+    checkDeviceEmpty(params);
   }
 
   /** Enqueues the op on the device stream. */
