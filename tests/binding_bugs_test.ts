@@ -54,14 +54,7 @@ function patcher(device: Device): {
 }
 
 // The emulation's count of frees of memory a queued or running task references.
-const REFERENCED = {
-  aclemuReferencedFrees: { parameters: [], result: "i64", optional: true },
-} as const satisfies Deno.ForeignLibraryInterface;
-let referenced: Deno.DynamicLibrary<typeof REFERENCED>["symbols"] | null = null;
-function referencedFrees(): bigint {
-  referenced ??= Deno.dlopen(`${EMU_DIR}libascendcl.so`, REFERENCED).symbols;
-  return referenced.aclemuReferencedFrees?.() ?? 0n;
-}
+const referencedFrees = (): bigint => emu().aclemuReferencedFrees();
 
 EMULATED_LANE.test("binding bugs: growing the workspace while a kernel that uses the old one is queued", async () => {
   const baseline = emuLive();

@@ -7,24 +7,10 @@ import { AclError, type Device, upsampleNearestExact2dBackward } from "../mod.ts
 import { deviceInternals } from "../src/device.ts";
 import { StreamTimer } from "../src/ffi/events.ts";
 import type { NpuBackend } from "../src/ffi/npu_backend.ts";
-import { type BackendCase, BACKENDS, emu, EMU_DIR, EMULATED_LANE } from "./helpers.ts";
+import { type BackendCase, BACKENDS, emu, EMULATED_LANE } from "./helpers.ts";
 
 const backendOf = (device: Device): NpuBackend =>
   deviceInternals(device).backend() as unknown as NpuBackend;
-
-const EVENT_CONTROLS = {
-  aclrtCreateEvent: { parameters: ["buffer"], result: "i32", optional: true },
-  aclemuFailNextEvent: { parameters: ["i32"], result: "void", optional: true },
-  aclemuLiveEvents: { parameters: [], result: "i64", optional: true },
-} as const satisfies Deno.ForeignLibraryInterface;
-
-// Whether the emulation built here has ACL events (and their test controls).
-const emulation = EMULATED_LANE.ignore === undefined
-  ? Deno.dlopen(`${EMU_DIR}libascendcl.so`, EVENT_CONTROLS).symbols
-  : null;
-const NO_EVENTS = emulation !== null && emulation.aclrtCreateEvent === null
-  ? "the emulation has no ACL events"
-  : undefined;
 
 async function launches(device: Device, count: number): Promise<StreamTimerResult> {
   using grad = device.tensor(new Float32Array(2 * 3 * 8 * 8).fill(1), [2, 3, 8, 8]);
@@ -82,13 +68,7 @@ for (const lane of BACKENDS.filter((lane) => lane.kind === "npu")) {
   });
 }
 
-EMULATED_LANE.test({
-  name: withReason(
-    "events on the emulation: the device time follows the stream clock, not the host's",
-    NO_EVENTS,
-  ),
-  ignore: NO_EVENTS !== undefined,
-}, async () => {
+EMULATED_LANE.test("events on the emulation: the device time follows the stream clock, not the host's", async () => {
   using device = EMULATED_LANE.open();
   emu().aclemuSetStreamDelayUs(5_000n);
   try {
@@ -101,15 +81,9 @@ EMULATED_LANE.test({
   }
 });
 
-EMULATED_LANE.test({
-  name: withReason(
-    "events on the emulation: every failure names its call and leaves no event behind",
-    NO_EVENTS ?? (emulation?.aclemuFailNextEvent === null ? "no aclemuFailNextEvent" : undefined),
-  ),
-  ignore: NO_EVENTS !== undefined || emulation?.aclemuFailNextEvent === null,
-}, async () => {
+EMULATED_LANE.test("events on the emulation: every failure names its call and leaves no event behind", async () => {
   using device = EMULATED_LANE.open();
-  const live = (): bigint => emulation!.aclemuLiveEvents?.() ?? 0n;
+  const live = (): bigint => emu().aclemuLiveEvents();
   const baseline = live();
   // The event calls of one timed sequence, in order. Each is failed in turn: the table the timer reads
   // its functions from is wrapped so that the fault is armed right before the k-th event call.
@@ -133,7 +107,7 @@ EMULATED_LANE.test({
   for (const name of new Set(calls)) {
     const original = table[name];
     table[name] = (...args: unknown[]): unknown => {
-      if (count++ === failAt) emulation!.aclemuFailNextEvent!(507000);
+      if (count++ === failAt) emu().aclemuFailNextEvent(507000);
       return original(...args);
     };
   }

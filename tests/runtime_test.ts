@@ -9,26 +9,11 @@ import { deviceInternals } from "../src/device.ts";
 import { loadCann } from "../src/ffi/loader.ts";
 import type { NpuBackend } from "../src/ffi/npu_backend.ts";
 import { statusName } from "../src/ffi/status.ts";
-import { EMU_DIR, EMULATED_LANE, emuLive } from "./helpers.ts";
+import { emu, EMU_DIR, EMU_OLD_RUNTIME_DIR, EMULATED_LANE, emuLive } from "./helpers.ts";
 
 const npuOf = (device: Device): NpuBackend =>
   deviceInternals(device).backend() as unknown as NpuBackend;
 const openNpu = (): Device => Device.open({ backend: "npu", libDir: EMU_DIR });
-
-// Parts of the emulation that arrive with its device-memory model and old-runtime variant: the tests
-// of the binding's side run once they are built (until then they are reported as ignored).
-const EMU_HAS_MEMORY = EMULATED_LANE.ignore === undefined &&
-  Deno.dlopen(`${EMU_DIR}libascendcl.so`, {
-      aclrtGetMemInfo: { parameters: ["i32", "buffer", "buffer"], result: "i32", optional: true },
-    }).symbols.aclrtGetMemInfo !== null;
-const EMU_OLD_RUNTIME = `${EMU_DIR}old-runtime/`;
-const EMU_HAS_OLD_RUNTIME = (() => {
-  try {
-    return Deno.statSync(`${EMU_OLD_RUNTIME}libascendcl.so`).isFile;
-  } catch {
-    return false;
-  }
-})();
 
 const RAW_INIT = {
   aclInit: { parameters: ["pointer"], result: "i32" },
@@ -65,6 +50,7 @@ Deno.test("runtime: status names of the CANN headers, 107021 among them", () => 
 EMULATED_LANE.test("runtime: with ACL initialized by another user (100002) the binding never finalizes it", () => {
   const raw = Deno.dlopen(`${EMU_DIR}libascendcl.so`, RAW_INIT);
   const finalize = countFinalize();
+  const shared = emu().aclemuSharedFinalizes();
   try {
     // Another in-process ACL user (e.g. a native extension) initialized ACL first.
     assert.equal(raw.symbols.aclInit(null), 0, "no device of this process is open");
@@ -72,6 +58,7 @@ EMULATED_LANE.test("runtime: with ACL initialized by another user (100002) the b
     assert.equal(npuOf(device).runtime.ownsInit, false, "our aclInit answered 100002");
     device.close();
     assert.equal(finalize.count, 0, "the binding did not call aclFinalize");
+    assert.equal(emu().aclemuSharedFinalizes(), shared, "no finalize of an ACL shared with others");
     // ACL is still initialized for its owner: its finalize succeeds (a second one would be 100037).
     assert.equal(raw.symbols.aclFinalize(), 0);
     // On our own: our aclInit answers 0, and the last close finalizes.
@@ -150,10 +137,7 @@ EMULATED_LANE.test("runtime: a runtime answering 107021 for a never-set option r
   }
 });
 
-EMULATED_LANE.test({
-  name: "runtime: memoryInfo() of the emulated NPU follows allocations",
-  ignore: !EMU_HAS_MEMORY,
-}, () => {
+EMULATED_LANE.test("runtime: memoryInfo() of the emulated NPU follows allocations", () => {
   using device = openNpu();
   const before = device.memoryInfo();
   assert.ok(before.total > 0 && before.free <= before.total, JSON.stringify(before));
@@ -179,11 +163,7 @@ Deno.test("runtime: memoryInfo() on the CPU backend is host memory (needs --allo
   }
 });
 
-EMULATED_LANE.test({
-  name:
-    "runtime: an allocation that does not fit states the bytes requested and free, leaking nothing",
-  ignore: !EMU_HAS_MEMORY,
-}, () => {
+EMULATED_LANE.test("runtime: an allocation that does not fit states the bytes requested and free, leaking nothing", () => {
   using device = openNpu();
   const { free, total } = device.memoryInfo();
   const baseline = emuLive();
@@ -222,10 +202,7 @@ async function child(
   return text;
 }
 
-Deno.test({
-  name: "runtime: on a small device, a result or workspace that does not fit fails clearly",
-  ignore: !EMU_HAS_MEMORY,
-}, async () => {
+EMULATED_LANE.test("runtime: on a small device, a result or workspace that does not fit fails clearly", async () => {
   const script = new URL("./child/small_device.ts", import.meta.url).pathname;
   const text = await child(script, { ACLEMU_DEVICE_MEMORY: String(1 << 20) });
   assert.match(
@@ -237,13 +214,9 @@ Deno.test({
   assert.match(text, /nothing leaked/);
 });
 
-Deno.test({
-  name:
-    "runtime: an old runtime without the optional symbols works, and deterministic mode fails clearly",
-  ignore: !EMU_HAS_OLD_RUNTIME,
-}, async () => {
+EMULATED_LANE.test("runtime: an old runtime without the optional symbols works, and deterministic mode fails clearly", async () => {
   const script = new URL("./child/old_runtime.ts", import.meta.url).pathname;
-  const text = await child(script, {}, [EMU_OLD_RUNTIME]);
+  const text = await child(script, {}, [EMU_OLD_RUNTIME_DIR]);
   assert.match(text, /ops run with deterministic mode off/);
   assert.match(
     text,
