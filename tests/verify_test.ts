@@ -10,7 +10,8 @@ import {
 } from "../mod.ts";
 import { parseVerifyArgs, UsageError } from "../src/verify/args.ts";
 import { makeCases } from "../src/verify/cases.ts";
-import { EMU_DIR, EMU_TORCH_MAP_DIR } from "./helpers.ts";
+import { emu, EMU_DIR, EMU_TORCH_MAP_DIR, EMULATED_LANE } from "./helpers.ts";
+import { verifyDevice, type VerifySummary } from "../src/verify/main.ts";
 
 Deno.test("verify: the command line", () => {
   const defaults = parseVerifyArgs([]);
@@ -60,13 +61,18 @@ Deno.test("verify: the command line", () => {
 });
 
 Deno.test("verify: the cases are seeded, valid, and include ties and one-scale bilinear", async () => {
-  const cases = makeCases(200, 3, ["float32", "float16"]);
-  assert.deepEqual(makeCases(200, 3, ["float32", "float16"]), cases, "same seed, same cases");
-  assert.notDeepEqual(makeCases(200, 4, ["float32", "float16"]), cases);
+  // Valid for several seeds, not just one: every case below is run through the op's validation.
+  const cases = [1, 2, 3].flatMap((seed) => makeCases(200, seed, ["float32", "float16"]));
+  assert.deepEqual(
+    makeCases(200, 3, ["float32", "float16"]),
+    cases.slice(400),
+    "same seed, same cases",
+  );
+  assert.notDeepEqual(makeCases(200, 4, ["float32", "float16"]), cases.slice(400));
   const kinds = new Map<string, number>();
   for (const c of cases) kinds.set(c.kind, (kinds.get(c.kind) ?? 0) + 1);
-  assert.equal(kinds.get("tie"), 40);
-  assert.equal(kinds.get("one-scale"), 40);
+  assert.equal(kinds.get("tie"), 120);
+  assert.equal(kinds.get("one-scale"), 120);
   for (const c of cases.filter((c) => c.kind === "one-scale")) {
     assert.equal(c.op, "bilinear2d");
     assert.equal(c.scales.filter((s) => s > 0).length, 1, JSON.stringify(c));
@@ -152,4 +158,26 @@ Deno.test("verify: bad arguments are an error with the flag and value, exit stat
   assert.equal(code, 2, out + err);
   assert.match(err, /verify: --cases must be an integer >= 1, got "abc"/);
   assert.equal(out, "");
+});
+
+EMULATED_LANE.test("verify: a runtime failure in one configuration is reported and counted, the run goes on", async () => {
+  using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
+  const lines: string[] = [];
+  emu().aclemuFailNextLaunch(507015);
+  let summary: VerifySummary;
+  try {
+    summary = await verifyDevice(npu, parseVerifyArgs(["--cases", "6"]), (l) => lines.push(l));
+  } finally {
+    emu().aclemuResetFaults();
+  }
+  assert.equal(summary.cases, 6);
+  assert.equal(summary.failures, 1, lines.join("\n"));
+  assert.match(
+    lines.join("\n"),
+    /^ERROR \S+ .*failed with 507015 \(ACL_ERROR_RT_AICORE_EXCEPTION\)/m,
+  );
+  assert.match(
+    lines.join("\n"),
+    /6 configurations on .*: 5 match the device reference .*, 1 do not/,
+  );
 });

@@ -7,12 +7,14 @@
  *
  *     deno task verify --cases 200 --seed 7 --lib-dir /usr/local/Ascend/ascend-toolkit/latest/lib64
  *
- * Exit status: 0 all within bounds, 1 a result outside its bound, 2 bad arguments or no NPU.
+ * Exit status: 0 all within bounds, 1 a result outside its bound (or a configuration the runtime
+ * failed, printed as ERROR), 2 bad arguments or no NPU.
  *
  * @module
  */
 
 import { Device } from "../device.ts";
+import { AclError } from "../ffi/status.ts";
 import type { Tensor } from "../tensor/tensor.ts";
 import {
   upsampleBilinear2dBackward,
@@ -70,7 +72,16 @@ export async function verifyDevice(
       { length: count },
       () => Math.floor(random() * 512 - 256) / 64,
     );
-    const onNpu = await runCase(npu, c, values);
+    let onNpu: Float32Array;
+    try {
+      onNpu = await runCase(npu, c, values);
+    } catch (error) {
+      // A runtime failure on one configuration is a failed check, reported; the run goes on.
+      if (!(error instanceof AclError)) throw error;
+      failures++;
+      log(`ERROR ${describeCase(c)}: ${error.message}`);
+      continue;
+    }
     // V1 bilinear is PyTorch's rule from the sizes: its reference runs with PyTorch numerics.
     const v1 = c.op === "bilinear2d" && bilinearApi === "v1";
     const expected = await deviceReference(c, values, {
