@@ -9,6 +9,7 @@
  * @module
  */
 
+import process from "node:process";
 import { Device, type DType, type Tensor } from "../mod.ts";
 import {
   BENCH_DTYPES,
@@ -49,6 +50,9 @@ interface Row {
   oursAllMs: number;
   /** Ours at its default thread count, writing into a preallocated `out` (no result allocation). */
   oursOutMs: number;
+  /** Large cases: process CPU ms per call of ours at one thread and at the default. */
+  oursOneCpuMs: number | null;
+  oursAllCpuMs: number | null;
   /** Large cases: the 128 MiB copy's bandwidth, measured in the same alternating rounds. */
   copyGBs: number | null;
 }
@@ -102,11 +106,22 @@ async function ours(
   const times: number[] = [];
   for (let i = 0; i < calls; i++) {
     const start = performance.now();
+    const cpu = process.cpuUsage();
     await once();
     times.push(performance.now() - start);
+    const used = process.cpuUsage(cpu);
+    cpuTimes.get(device)?.push((used.user + used.system) / 1000);
   }
   return times;
 }
+
+/**
+ * CPU time of the process per large call (all its threads), per device, for the current case: the
+ * work a call costs whatever the machine's load, so (one-thread CPU ms) / (default CPU ms) says how
+ * much extra work the threads add, which bounds their speed-up on idle cores. The tiny-call batches
+ * are not sampled (getrusage costs as much as a call).
+ */
+const cpuTimes = new Map<Device, number[]>();
 
 async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
   using gradOne = makeGrad(sides.one, c, dtype);
@@ -121,6 +136,8 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
   }
   const torchOn = torchNote === "";
   const { rounds, warmup, calls } = c.large ? LARGE : TINY;
+  cpuTimes.set(sides.one, []);
+  cpuTimes.set(sides.all, []);
   const sideNames = ["torchOne", "oursOne", "copy", "torchAll", "oursAll", "oursOut"] as const;
   const times: Record<typeof sideNames[number], number[]> = {
     torchOne: [],
@@ -143,8 +160,10 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
       else if (side === "oursOut") t = await ours(sides.all, gradAll, c, calls, out);
       else if (side === "copy" && c.large) t = [copyOnceMs()];
       if (round >= warmup) times[side].push(...t);
+      else cpuTimes.forEach((list) => (list.length = 0));
     }
   }
+  const cpuOne = cpuTimes.get(sides.one)!, cpuAll = cpuTimes.get(sides.all)!;
   return {
     c,
     dtype,
@@ -154,6 +173,8 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
     oursOneMs: median(times.oursOne),
     oursAllMs: median(times.oursAll),
     oursOutMs: median(times.oursOut),
+    oursOneCpuMs: c.large ? median(cpuOne) : null,
+    oursAllCpuMs: c.large ? median(cpuAll) : null,
     copyGBs: c.large ? (2 * COPY_BYTES) / (median(times.copy) * 1e-3) / 1e9 : null,
   };
 }
@@ -181,6 +202,7 @@ function table(rows: readonly Row[], threads: number): string {
     `PyTorch/ours ${n}`,
     "ours scaling",
     "PyTorch scaling",
+    `ours CPU ms 1t / ${n}`,
     `ours ${n} GB/s`,
     "% of copy",
     `ours ${n} out= ms`,
@@ -197,6 +219,9 @@ function table(rows: readonly Row[], threads: number): string {
     ratio(r.torchAllMs, r.oursAllMs),
     ratio(r.oursOneMs, r.oursAllMs),
     r.torchAllMs === null ? "n/a" : ratio(r.torchOneMs, r.torchAllMs),
+    r.oursOneCpuMs === null || r.oursAllCpuMs === null
+      ? "-"
+      : `${formatMs(r.oursOneCpuMs)} / ${formatMs(r.oursAllCpuMs)}`,
     r.c.large ? gbs(r).toFixed(2) : "-",
     r.copyGBs !== null ? `${((100 * gbs(r)) / r.copyGBs).toFixed(0)}%` : "-",
     formatMs(r.oursOutMs),
@@ -317,7 +342,8 @@ async function main(): Promise<void> {
       `${TINY.rounds} rounds); the result is allocated and freed ` +
       `per call on both sides, except "out=" (writes into a preallocated tensor); 1t: one ` +
       `thread each; ${threads}t: PyTorch at ${threads} threads, ours at its default ` +
-      `(${threads} threads); scaling: 1t ms / ${threads}t ms; GB/s: (gradOutput + gradInput ` +
+      `(${threads} threads); scaling: 1t ms / ${threads}t ms; CPU ms: process CPU time per call ` +
+      `(all threads; includes the out= calls at ${threads}t), the work whatever the load; GB/s: (gradOutput + gradInput ` +
       `bytes) / "ours ${threads}t ms"; % of copy: against the copy timed in the same rounds.`,
   );
   const memory = await memoryReport();
