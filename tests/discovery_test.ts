@@ -4,12 +4,14 @@
 
 import assert from "node:assert/strict";
 import {
+  AclError,
   Device,
   LibraryLoadError,
   upsampleBilinear2dBackward,
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
+import { autoFallback, fallbackReasonOf, requestedNpu } from "../src/backend_choice.ts";
 import { loadCannFrom, loaderReason, searchPlan } from "../src/ffi/loader.ts";
 import { makeToolkit, makeTree, removeTree, runDeno } from "./cann_tree.ts";
 import { EMU_DIR, EMU_SPLIT_DIR, EMULATED_LANE } from "./helpers.ts";
@@ -294,4 +296,25 @@ EMULATED_LANE.test("discovery: a libopapi.so without the upsample operators does
     removeTree(split);
     removeTree(noOps);
   }
+});
+
+Deno.test("discovery: which failures fall back: no CANN, no permission, no device; a broken runtime throws", () => {
+  const noDriver = fallbackReasonOf(new AclError(507033, "aclInit", "no driver"));
+  assert.match(
+    noDriver!,
+    /^aclInit failed with 507033.*\nfix: check the driver and the NPUs with `npu-smi info`/,
+  );
+  assert.match(fallbackReasonOf(new AclError(207004, "aclrtGetDeviceCount", ""))!, /\nfix: /);
+  assert.match(
+    fallbackReasonOf(new LibraryLoadError(["/x: no such folder"], { fix: "f" }))!,
+    /\nfix: f$/,
+  );
+  assert.match(fallbackReasonOf(new Deno.errors.NotCapable("no ffi\nfix: g"))!, /fix: g$/);
+  // A device that exists but fails to open, or a bug, is not hidden behind the CPU backend.
+  assert.equal(fallbackReasonOf(new AclError(507000, "aclrtSetDevice", "")), undefined);
+  assert.equal(fallbackReasonOf(new TypeError("bug")), undefined);
+  const bug = new TypeError("bug");
+  assert.throws(() => autoFallback(bug, {}), (error) => error === bug);
+  assert.equal(requestedNpu({ libDir: "/x" }), "the libDir option");
+  assert.equal(requestedNpu({ deviceId: 0 }), "the deviceId option");
 });
