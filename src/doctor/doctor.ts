@@ -77,8 +77,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
     if (npu) {
       checks.push(...runtimeChecks(npu, discovery!.libs!));
       checks.push({ status: "ok", title: `Device.open() picks the NPU: ${npu.name}` });
-      using reference = Device.open({ backend: "cpu", numerics: "device" });
-      checks.push(...await smokeChecks(npu, reference));
+      checks.push(...await smokeChecks(npu));
     } else {
       checks.push(cpuChoice(discovery, openError));
       using cpu = Device.open({ backend: "cpu" });
