@@ -72,9 +72,9 @@ const CONTROLS = {
   // What the last referenced free hit (C string, "" when none).
   aclemuLastReferencedFree: { parameters: [], result: "pointer" },
   aclemuPendingTasks: { parameters: [], result: "i64" },
-  // ACL's init reference count, and aclFinalize calls that tore it down while others held it.
+  // ACL's init reference count, and the aclFinalize calls that tore ACL down.
   aclemuInitRefCount: { parameters: [], result: "i64" },
-  aclemuSharedFinalizes: { parameters: [], result: "i64" },
+  aclemuFinalizeCount: { parameters: [], result: "i64" },
   aclemuLiveEvents: { parameters: [], result: "i64" },
   aclemuFailNextEvent: { parameters: ["i32"], result: "void" },
 } as const satisfies Deno.ForeignLibraryInterface;
