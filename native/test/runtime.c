@@ -7,6 +7,7 @@
  */
 #include "aclemu.h"
 #include "cann_subset.h"
+#include "check.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -14,17 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int checks, failures;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        checks++;                                                                \
-        if (!(cond)) {                                                           \
-            failures++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-        }                                                                        \
-    } while (0)
 
 /* Expects `status`; for a failure also a message, returned (cleared) into last_msg. */
 static char last_msg[1024];
@@ -441,6 +431,5 @@ int main(int argc, char **argv)
           aclemuPendingTasks() == 0);
     EXPECT(aclrtResetDevice(0), 0);
     EXPECT(aclFinalize(), 0);
-    printf("runtime: %d checks, %d failed\n", checks, failures);
-    return failures != 0;
+    return check_report("runtime");
 }
