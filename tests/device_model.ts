@@ -49,6 +49,38 @@ export interface DeviceCase {
   readonly bilinearVersion?: 1 | 2;
 }
 
+/**
+ * A library op call (op name, sizes, one scale per spatial dimension) as the model takes it.
+ *
+ * @example
+ * ```ts
+ * import { deviceCaseOf } from "./device_model.ts";
+ * deviceCaseOf({ op: "nearestExact1d", inputSize: [1, 1, 2], outputSize: [41], scales: [0], alignCorners: false });
+ * ```
+ */
+export function deviceCaseOf(call: {
+  readonly op: "nearestExact1d" | "nearestExact2d" | "bilinear2d";
+  readonly inputSize: readonly number[];
+  readonly outputSize: readonly number[];
+  readonly scales: readonly number[];
+  readonly alignCorners: boolean;
+}): DeviceCase {
+  const twoD = call.op !== "nearestExact1d";
+  return {
+    op: call.op === "nearestExact1d"
+      ? "nearest1d"
+      : call.op === "nearestExact2d"
+      ? "nearest2d"
+      : "bilinear2d",
+    inputSize: call.inputSize,
+    outputSize: call.outputSize,
+    scales: twoD ? undefined : call.scales[0],
+    scalesH: twoD ? call.scales[0] : undefined,
+    scalesW: twoD ? call.scales[1] : undefined,
+    alignCorners: call.alignCorners,
+  };
+}
+
 /** Gradient position -> up to two (cell, weight) pairs; cell -1 is nothing. */
 interface Tap {
   i0: number;

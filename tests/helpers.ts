@@ -10,6 +10,7 @@ import type { Device, DType, Tensor } from "../mod.ts";
 import { bfloat16BitsFromNumber, bfloat16BitsToNumber } from "../src/tensor/dtype.ts";
 import { emulationDir } from "../tools/emu_dir.ts";
 import { type BackendCase, processLanes } from "./lanes.ts";
+import { seededRandom } from "../src/verify/cases.ts";
 
 /**
  * Folder of the host emulation build for the platform the tests run on (`deno task build:native`;
@@ -72,9 +73,9 @@ const CONTROLS = {
   // What the last referenced free hit (C string, "" when none).
   aclemuLastReferencedFree: { parameters: [], result: "pointer" },
   aclemuPendingTasks: { parameters: [], result: "i64" },
-  // ACL's init reference count, and aclFinalize calls that tore it down while others held it.
+  // ACL's init reference count, and the aclFinalize calls that tore ACL down.
   aclemuInitRefCount: { parameters: [], result: "i64" },
-  aclemuSharedFinalizes: { parameters: [], result: "i64" },
+  aclemuFinalizeCount: { parameters: [], result: "i64" },
   aclemuLiveEvents: { parameters: [], result: "i64" },
   aclemuFailNextEvent: { parameters: ["i32"], result: "void" },
 } as const satisfies Deno.ForeignLibraryInterface;
@@ -211,14 +212,5 @@ export function makeView(
   return storage.permute(...inverse);
 }
 
-/** A seeded PRNG (mulberry32) for reproducible generated tests. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG (mulberry32) for reproducible generated tests: the one `deno task verify` draws from. */
+export const rng: (seed: number) => () => number = seededRandom;

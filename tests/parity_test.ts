@@ -14,7 +14,7 @@ import {
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
 import { bfloat16BitsFromNumber, float16BitsFromNumber } from "../src/tensor/dtype.ts";
-import { assertMatchesDeviceOp, type DeviceCase } from "./device_model.ts";
+import { assertMatchesDeviceOp, deviceCaseOf } from "./device_model.ts";
 import { type FixtureCase, loadFixtures, sha256Hex } from "./fixtures.ts";
 import {
   assertBitEqual,
@@ -100,26 +100,8 @@ async function check(fixture: FixtureCase, actual: Float32Array): Promise<void> 
   }
 }
 
-/** The fixture as the device model takes it. */
-function fixtureDeviceCase(fixture: FixtureCase): DeviceCase {
-  const twoD = fixture.op !== "nearestExact1d";
-  return {
-    op: fixture.op === "nearestExact1d"
-      ? "nearest1d"
-      : fixture.op === "nearestExact2d"
-      ? "nearest2d"
-      : "bilinear2d",
-    inputSize: fixture.inputSize,
-    outputSize: fixture.outputSize,
-    scales: twoD ? undefined : fixture.scales[0],
-    scalesH: twoD ? fixture.scales[0] : undefined,
-    scalesW: twoD ? fixture.scales[1] : undefined,
-    alignCorners: fixture.alignCorners,
-  };
-}
-
 async function checkDevice(fixture: FixtureCase, actual: Float32Array): Promise<void> {
-  const c = fixtureDeviceCase(fixture);
+  const c = deviceCaseOf(fixture);
   const fn = c.op === "nearest1d"
     ? upsampleNearestExact1dBackward
     : c.op === "nearest2d"

@@ -15,7 +15,7 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
-import { assertMatchesDeviceModel, type DeviceCase } from "./device_model.ts";
+import { assertMatchesDeviceModel, deviceCaseOf } from "./device_model.ts";
 import {
   assertBitEqual,
   assertClose,
@@ -228,24 +228,6 @@ const describe = (cfg: Config, index: number): string =>
   } ` +
   `grad ${cfg.gradLayout.join("/")} out ${cfg.outLayout}`;
 
-/** The config as the device model takes it. */
-function deviceCase(cfg: Config): DeviceCase {
-  const twoD = cfg.op !== "nearestExact1d";
-  return {
-    op: cfg.op === "nearestExact1d"
-      ? "nearest1d"
-      : cfg.op === "nearestExact2d"
-      ? "nearest2d"
-      : "bilinear2d",
-    inputSize: cfg.inputSize,
-    outputSize: cfg.outputSize,
-    scales: twoD ? undefined : cfg.scales[0],
-    scalesH: twoD ? cfg.scales[0] : undefined,
-    scalesW: twoD ? cfg.scales[1] : undefined,
-    alignCorners: cfg.alignCorners,
-  };
-}
-
 /** PyTorch's answer (the naive oracles of tests/reference.ts), rounded to the dtype. */
 function pytorchResult(cfg: Config, grad: Float32Array): Float32Array {
   const result = cfg.op === "bilinear2d"
@@ -290,7 +272,7 @@ EMULATED_LANE.test("differential: random valid configurations on the CPU (PyTorc
     const key = `${cfg.op} ${cfg.dtype}`;
     tally.set(key, (tally.get(key) ?? 0) + 1);
     assertPytorch(cfg, a.result, pytorchResult(cfg, grad), `${what} (cpu)`);
-    assertMatchesDeviceModel(b.result, grad, deviceCase(cfg), cfg.dtype, `${what} (npu)`);
+    assertMatchesDeviceModel(b.result, grad, deviceCaseOf(cfg), cfg.dtype, `${what} (npu)`);
     if (
       a.result.some((v, k) =>
         !Object.is(v, b.result[k]) && !(v !== v && b.result[k] !== b.result[k])

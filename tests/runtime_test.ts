@@ -50,7 +50,7 @@ Deno.test("runtime: status names of the CANN headers, 107021 among them", () => 
 EMULATED_LANE.test("runtime: with ACL initialized by another user (100002) the binding never finalizes it", () => {
   const raw = Deno.dlopen(`${EMU_DIR}libascendcl.so`, RAW_INIT);
   const finalize = countFinalize();
-  const shared = emu().aclemuSharedFinalizes();
+  const finalized = emu().aclemuFinalizeCount();
   try {
     // Another in-process ACL user (e.g. a native extension) initialized ACL first.
     assert.equal(raw.symbols.aclInit(null), 0, "no device of this process is open");
@@ -58,7 +58,7 @@ EMULATED_LANE.test("runtime: with ACL initialized by another user (100002) the b
     assert.equal(npuOf(device).runtime.ownsInit, false, "our aclInit answered 100002");
     device.close();
     assert.equal(finalize.count, 0, "the binding did not call aclFinalize");
-    assert.equal(emu().aclemuSharedFinalizes(), shared, "no finalize of an ACL shared with others");
+    assert.equal(emu().aclemuFinalizeCount(), finalized, "no finalize of a shared ACL");
     // ACL is still initialized for its owner: its finalize succeeds (a second one would be 100037).
     assert.equal(raw.symbols.aclFinalize(), 0);
     // On our own: our aclInit answers 0, and the last close finalizes.

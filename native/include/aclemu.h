@@ -62,10 +62,10 @@ ACLEMU_VISIBILITY int64_t aclemuPendingTasks(void);
  * 100002), 0 after aclFinalize (which ignores the count, as CANN's does) or the last
  * aclFinalizeReference. */
 ACLEMU_VISIBILITY int64_t aclemuInitRefCount(void);
-/* aclFinalize calls that tore ACL down while another aclInit caller still held it (the count was
- * > 1): a binding that finalizes after its aclInit answered 100002 ends another in-process user's
- * runtime. Tests assert it stays 0. */
-ACLEMU_VISIBILITY int64_t aclemuSharedFinalizes(void);
+/* aclFinalize calls that tore ACL down (answered 0) since load. A binding whose aclInit answered
+ * 100002 (another in-process user owns ACL) must never add to it: its aclFinalize would end that
+ * user's runtime, as aclemuInitRefCount() dropping to 0 also shows. */
+ACLEMU_VISIBILITY int64_t aclemuFinalizeCount(void);
 
 /* Events created and not yet destroyed. */
 ACLEMU_VISIBILITY int64_t aclemuLiveEvents(void);
@@ -76,8 +76,8 @@ ACLEMU_VISIBILITY void aclemuFailNextEvent(int32_t status);
 
 /* Disarms every fault (aclemuFailNextEvent included), sets the stream delay to 0, the launch count to
  * 0 and the last deterministic value to -1, and drops an aclemuSetDeviceMemory override. Live
- * counters (allocations, objects, streams, events) and the referenced-free and shared-finalize
- * counters are not touched (compare them before and after). */
+ * counters (allocations, objects, streams, events) and the referenced-free and finalize counters
+ * are not touched (compare them before and after). */
 ACLEMU_VISIBILITY void aclemuResetFaults(void);
 
 #ifdef __cplusplus

@@ -4,21 +4,11 @@
  * libdl only. Usage: oldrt <build dir>.
  */
 #include "cann_subset.h"
+#include "check.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-
-static int checks, failures;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        checks++;                                                                \
-        if (!(cond)) {                                                           \
-            failures++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-        }                                                                        \
-    } while (0)
 
 static void *open_lib(const char *dir, const char *name)
 {
@@ -85,6 +75,5 @@ int main(int argc, char **argv)
     int64_t (*objects)(void) = (int64_t(*)(void))dlsym(acl, "aclemuLiveObjects");
     CHECK(live != NULL && live() == 0 && objects != NULL && objects() == 0);
     CHECK(SYM(acl, aclrtResetDevice)(0) == 0 && SYM(acl, aclFinalize)() == 0);
-    printf("oldrt: %d checks, %d failed\n", checks, failures);
-    return failures != 0;
+    return check_report("oldrt");
 }

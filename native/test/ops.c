@@ -6,22 +6,12 @@
  */
 #include "aclemu.h"
 #include "cann_subset.h"
+#include "check.h"
 
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static int checks, failures;
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        checks++;                                                            \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                    \
-    } while (0)
 
 #define EXPECT(expr, status)                                                                        \
     do {                                                                                            \
@@ -458,6 +448,5 @@ int main(int argc, char **argv)
     CHECK(aclemuLiveAllocations() == 0 && aclemuLiveObjects() == 0);
     EXPECT(aclrtResetDevice(0), 0);
     EXPECT(aclFinalize(), 0);
-    printf("ops: %d checks, %d failed\n", checks, failures);
-    return failures != 0;
+    return check_report("ops");
 }

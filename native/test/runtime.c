@@ -7,6 +7,7 @@
  */
 #include "aclemu.h"
 #include "cann_subset.h"
+#include "check.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -14,17 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int checks, failures;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        checks++;                                                                \
-        if (!(cond)) {                                                           \
-            failures++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-        }                                                                        \
-    } while (0)
 
 /* Expects `status`; for a failure also a message, returned (cleared) into last_msg. */
 static char last_msg[1024];
@@ -59,7 +49,7 @@ static uint64_t expected_capacity(void)
 /* aclInit is reference counted; aclFinalize ignores the count (acl.cpp). */
 static void test_init_refcount(void)
 {
-    int64_t shared0 = aclemuSharedFinalizes();
+    int64_t fin0 = aclemuFinalizeCount();
     /* a malformed capacity is refused by aclInit, naming the variable */
     const char *saved = getenv("ACLEMU_DEVICE_MEMORY");
     char keep[64] = "";
@@ -88,16 +78,16 @@ static void test_init_refcount(void)
     EXPECT(aclInit(NULL), ACL_ERROR_REPEAT_INITIALIZE);
     /* aclFinalize by the caller whose aclInit answered 100002 tears ACL down for the owner too */
     EXPECT(aclFinalize(), 0);
-    CHECK(aclemuSharedFinalizes() == shared0 + 1);
+    CHECK(aclemuFinalizeCount() == fin0 + 1);
     CHECK(aclemuInitRefCount() == 0);
     EXPECT(aclrtGetDeviceCount(&n), ACL_ERROR_UNINITIALIZE);
     EXPECT(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE);
     EXPECT(aclFinalizeReference(&refs), ACL_ERROR_REPEAT_FINALIZE);
     CHECK(refs == 0);
-    /* the owner alone: its finalize is not a shared one */
+    CHECK(aclemuFinalizeCount() == fin0 + 1); /* the refused one does not count */
     EXPECT(aclInit(NULL), 0);
     EXPECT(aclFinalize(), 0);
-    CHECK(aclemuSharedFinalizes() == shared0 + 1);
+    CHECK(aclemuFinalizeCount() == fin0 + 2);
     EXPECT(aclInit(NULL), 0);
     EXPECT(aclFinalizeReference(NULL), 0); /* the last reference tears down */
     EXPECT(aclrtGetDeviceCount(&n), ACL_ERROR_UNINITIALIZE);
@@ -441,6 +431,5 @@ int main(int argc, char **argv)
           aclemuPendingTasks() == 0);
     EXPECT(aclrtResetDevice(0), 0);
     EXPECT(aclFinalize(), 0);
-    printf("runtime: %d checks, %d failed\n", checks, failures);
-    return failures != 0;
+    return check_report("runtime");
 }

@@ -3,23 +3,13 @@
  */
 #include "aclemu.h"
 #include "cann_subset.h"
+#include "check.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int checks, failures;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        checks++;                                                                \
-        if (!(cond)) {                                                           \
-            failures++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-        }                                                                        \
-    } while (0)
 
 /* Expects `status`, and a non-empty error message when it is not 0 (read once: it is cleared). */
 #define EXPECT(expr, status)                                                                      \
@@ -403,6 +393,5 @@ int main(void)
     CHECK(aclemuReferencedFrees() == 1 && aclemuPendingTasks() == 0);
     EXPECT(aclrtResetDevice(0), 0);
     EXPECT(aclFinalize(), 0);
-    printf("smoke: %d checks, %d failed\n", checks, failures);
-    return failures != 0;
+    return check_report("smoke");
 }

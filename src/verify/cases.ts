@@ -7,23 +7,11 @@
  * @module
  */
 
-import type { UpsampleOp } from "../backend.ts";
+import type { UpsampleOp, UpsampleParams } from "../backend.ts";
 import type { DType } from "../tensor/dtype.ts";
 
 /** One op call of a verification run. */
-export interface VerifyCase {
-  /** Which op. */
-  readonly op: UpsampleOp;
-  /** Element type of gradOutput and the result. */
-  readonly dtype: DType;
-  /** `[N, C, L]` or `[N, C, H, W]`. */
-  readonly inputSize: readonly number[];
-  /** `[L]` or `[H, W]`. */
-  readonly outputSize: readonly number[];
-  /** Scale per spatial dimension; 0 = derived from the sizes. */
-  readonly scales: readonly number[];
-  /** Bilinear only. */
-  readonly alignCorners: boolean;
+export interface VerifyCase extends UpsampleParams {
   /** How it was chosen. */
   readonly kind: "random" | "tie" | "one-scale";
 }

@@ -16,7 +16,7 @@
  * @module
  */
 
-import type { UpsampleOp } from "../backend.ts";
+import type { UpsampleParams } from "../backend.ts";
 import { type BilinearApi, bilinearRoute } from "../cpu/device_rules.ts";
 import { linearTable, nearestTables } from "../cpu/tables.ts";
 import { Device, deviceInternals } from "../device.ts";
@@ -30,21 +30,8 @@ import {
 import type { DType } from "../tensor/dtype.ts";
 import type { Tensor } from "../tensor/tensor.ts";
 
-/** One op call, as compared: sizes, scales (0 = from the sizes), dtype. */
-export interface DeviceProblem {
-  /** Which op. */
-  readonly op: UpsampleOp;
-  /** Element type of gradOutput and the result. */
-  readonly dtype: DType;
-  /** `[N, C, L]` or `[N, C, H, W]`. */
-  readonly inputSize: readonly number[];
-  /** `[L]` or `[H, W]`. */
-  readonly outputSize: readonly number[];
-  /** One per spatial dimension; 0 = from the sizes. */
-  readonly scales: readonly number[];
-  /** Bilinear only. */
-  readonly alignCorners: boolean;
-}
+/** One op call, as compared: sizes, scales (0 = from the sizes), dtype (the parameters every backend sees). */
+export type DeviceProblem = UpsampleParams;
 
 /** Options of {@link compareWithDevice} and {@link deviceReference}. */
 export interface DeviceCompareOptions {

@@ -28,7 +28,7 @@ static pthread_mutex_t rt_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int initialized;
 static uint64_t init_refs;   /* guarded by rt_mu */
 static int finalized;        /* aclFinalizeFlag: set by a teardown, cleared by the next aclInit */
-static _Atomic int64_t shared_finalizes;
+static _Atomic int64_t finalize_count;
 static emu_ctx ctxs[EMU_DEVICE_COUNT] = {{.device = 0}, {.device = 1}};
 static int64_t process_opts[EMU_SYS_OPT_COUNT];
 
@@ -74,7 +74,7 @@ int64_t aclemuInitRefCount(void)
     return n;
 }
 
-int64_t aclemuSharedFinalizes(void) { return atomic_load(&shared_finalizes); }
+int64_t aclemuFinalizeCount(void) { return atomic_load(&finalize_count); }
 
 /* The teardown shared by aclFinalize and the last aclFinalizeReference. Caller holds rt_mu. Resets
  * every device; allocations, streams and events stay so that leaks remain visible. */
@@ -116,12 +116,10 @@ aclError aclFinalize(void)
 {
     pthread_mutex_lock(&rt_mu);
     /* acl.cpp aclFinalizeImpl: only a finalize after a finalize is refused; the reference count is
-     * ignored, so other aclInit callers lose the runtime too (counted for aclemuSharedFinalizes). */
+     * ignored, so other aclInit callers lose the runtime too (counted: aclemuFinalizeCount). */
     int was_finalized = finalized;
     if (!was_finalized) {
-        if (init_refs > 1) {
-            atomic_fetch_add(&shared_finalizes, 1);
-        }
+        atomic_fetch_add(&finalize_count, 1);
         teardown_locked();
     }
     pthread_mutex_unlock(&rt_mu);

@@ -70,7 +70,7 @@
     F(const char *, aclemuLastReferencedFree, (void), ())                                                  \
     F(int64_t, aclemuPendingTasks, (void), ())                                                             \
     F(int64_t, aclemuInitRefCount, (void), ())                                                             \
-    F(int64_t, aclemuSharedFinalizes, (void), ())                                                          \
+    F(int64_t, aclemuFinalizeCount, (void), ())                                                            \
     F(int64_t, aclemuLiveEvents, (void), ())                                                               \
     V(aclemuFailNextEvent, (int32_t status), (status))                                                     \
     F(int64_t, aclemuLaunchCount, (void), ())                                                              \
