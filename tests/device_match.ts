@@ -7,7 +7,7 @@
  */
 
 import { AssertionError } from "node:assert/strict";
-import type { Tensor } from "../mod.ts";
+import { Device, type Tensor } from "../mod.ts";
 import type { UpsampleOp } from "../src/backend.ts";
 import type { BilinearApi } from "../src/cpu/device_rules.ts";
 import {
@@ -16,6 +16,28 @@ import {
   type DeviceComparison,
   deviceReference,
 } from "../src/verify/compare.ts";
+
+const referenceDevices = new Map<string, Device>();
+
+/**
+ * The CPU device the reference of `op` runs on for `bilinearApi` (V1 bilinear is PyTorch's from the
+ * sizes), opened once per test process: a device per comparison would cost a WebAssembly memory
+ * each, which a qemu-run aarch64 process never gives back.
+ *
+ * @example
+ * ```ts ignore
+ * const expected = await deviceReference(problem, grad, { device: referenceDevice(problem.op, "v2") });
+ * ```
+ */
+export function referenceDevice(op: UpsampleOp, bilinearApi: BilinearApi = "v2"): Device {
+  const numerics = op === "bilinear2d" && bilinearApi === "v1" ? "pytorch" : "device";
+  let device = referenceDevices.get(numerics);
+  if (device === undefined) {
+    device = Device.open({ backend: "cpu", numerics, threads: 1 });
+    referenceDevices.set(numerics, device);
+  }
+  return device;
+}
 
 /** The op call that produced the result. */
 export interface DeviceCall {
@@ -58,7 +80,10 @@ export async function assertMatchesDevice(
   };
   const bilinearApi = options.bilinearApi ?? bilinearApiOf(actual.device);
   const grad = await gradOutput.toFloat32Array();
-  const expected = await deviceReference(problem, grad, { bilinearApi });
+  const expected = await deviceReference(problem, grad, {
+    bilinearApi,
+    device: referenceDevice(problem.op, bilinearApi),
+  });
   const comparison = compareWithDevice(
     problem,
     grad,

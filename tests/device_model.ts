@@ -25,6 +25,7 @@ import {
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
 import { compareWithDevice, type DeviceProblem, deviceReference } from "../src/verify/compare.ts";
+import { referenceDevice } from "./device_match.ts";
 import { roundTo } from "./helpers.ts";
 
 const f = Math.fround;
@@ -365,7 +366,10 @@ export async function assertMatchesDeviceOp(
     alignCorners: alignCorners ?? false,
   };
   const bilinearApi = bilinearVersion === 1 ? "v1" : "v2";
-  const expected = await deviceReference(problem, grad, { bilinearApi });
+  const expected = await deviceReference(problem, grad, {
+    bilinearApi,
+    device: referenceDevice(problem.op, bilinearApi),
+  });
   const comparison = compareWithDevice(problem, grad, actual, expected, { bilinearApi });
   if (!comparison.ok) {
     const first = comparison.firstFailure!;
