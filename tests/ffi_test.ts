@@ -3,6 +3,7 @@
 // library and symbol loading, the bilinear V1 fallback, and no leaked device memory or aclnn objects.
 
 import assert from "node:assert/strict";
+import { isDeepStrictEqual } from "node:util";
 import {
   AclError,
   Device,
@@ -303,7 +304,11 @@ EMULATED_LANE.test("npu: closing a device while a read is in flight", async () =
   } finally {
     emu().aclemuSetStreamDelayUs(0n);
   }
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  // The stream finishes the delayed work on its own thread: wait for that, not for a fixed time
+  // (under qemu a call takes far longer than on the host).
+  for (let i = 0; i < 2_000 && !isDeepStrictEqual(emuLive(), baseline); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   assert.deepEqual(emuLive(), baseline);
 });
 
