@@ -11,17 +11,11 @@
 
 import process from "node:process";
 import { Device, type DType, type Tensor } from "../mod.ts";
-import {
-  BENCH_DTYPES,
-  type BenchCase,
-  bytesMoved,
-  CASES,
-  makeGrad,
-  runCase,
-  shapeText,
-} from "./cases.ts";
+import { BENCH_DTYPES, type BenchCase, CASES, makeGrad, runCase } from "./cases.ts";
+import { machineText, type Row, table, targets } from "./compare_report.ts";
+import { coreScaling } from "./cores_probe.ts";
 import { memoryReport } from "./memory_report.ts";
-import { formatMs, markdownTable, median } from "./stats.ts";
+import { formatMs, median } from "./stats.ts";
 import { TorchPeer } from "./torch_peer.ts";
 
 /**
@@ -30,7 +24,7 @@ import { TorchPeer } from "./torch_peer.ts";
  */
 const LARGE = { rounds: 21, warmup: 3, calls: 1 } as const;
 /** Tiny cases: one batch of this many calls per round, reported as the mean per call. */
-const TINY = { rounds: 7, warmup: 1, calls: 20_000 } as const;
+const TINY = { rounds: 21, warmup: 3, calls: 2_000 } as const;
 
 /**
  * "No growth" over the 10 000 tiny calls: at most ~100 bytes per call of native memory (RSS outside
@@ -38,24 +32,6 @@ const TINY = { rounds: 7, warmup: 1, calls: 20_000 } as const;
  */
 const GROWTH_NATIVE_LIMIT = 2 ** 20;
 const GROWTH_HEAP_LIMIT = 64 * 1024;
-
-/** One row of the comparison: each side at one thread and at one thread per core ("all"). */
-interface Row {
-  c: BenchCase;
-  dtype: DType;
-  torchOneMs: number | null;
-  torchAllMs: number | null;
-  torchNote: string;
-  oursOneMs: number;
-  oursAllMs: number;
-  /** Ours at its default thread count, writing into a preallocated `out` (no result allocation). */
-  oursOutMs: number;
-  /** Process CPU ms per call of ours at one thread and at the default. */
-  oursOneCpuMs: number;
-  oursAllCpuMs: number;
-  /** Large cases: the 128 MiB copy's bandwidth, measured in the same alternating rounds. */
-  copyGBs: number | null;
-}
 
 /** The two sides at one thread and at their default (library) / one per core (PyTorch). */
 interface Sides {
@@ -179,124 +155,18 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
     oursOneCpuMs: median(cpuOne),
     oursAllCpuMs: median(cpuAll),
     copyGBs: c.large ? (2 * COPY_BYTES) / (median(times.copy) * 1e-3) / 1e9 : null,
+    paired: {
+      torchOverOursOne: torchOn ? pairedRatio(times.torchOne, times.oursOne) : null,
+      torchOverOursAll: torchOn ? pairedRatio(times.torchAll, times.oursAll) : null,
+      oursScaling: pairedRatio(times.oursOne, times.oursAll),
+      torchScaling: torchOn ? pairedRatio(times.torchOne, times.torchAll) : null,
+    },
   };
 }
 
-/** Effective bandwidth of ours at the default thread count, GB/s. */
-function gbs(r: Row): number {
-  return bytesMoved(r.c, r.dtype) / (r.oursAllMs * 1e-3) / 1e9;
-}
-
-function ratio(a: number | null, b: number): string {
-  return a === null ? "n/a" : `${(a / b).toFixed(2)}x`;
-}
-
-function table(rows: readonly Row[], threads: number): string {
-  const n = `${threads}t`;
-  const header = [
-    "case",
-    "gradOutput -> gradInput",
-    "dtype",
-    "PyTorch 1t ms",
-    "ours 1t ms",
-    "PyTorch/ours 1t",
-    `PyTorch ${n} ms`,
-    `ours ${n} ms`,
-    `PyTorch/ours ${n}`,
-    "ours scaling",
-    "PyTorch scaling",
-    `ours CPU ms 1t / ${n}`,
-    `ours ${n} GB/s`,
-    "% of copy",
-    `ours ${n} out= ms`,
-  ];
-  const body = rows.map((r) => [
-    r.c.label,
-    shapeText(r.c),
-    r.dtype,
-    r.torchOneMs === null ? r.torchNote : formatMs(r.torchOneMs),
-    formatMs(r.oursOneMs),
-    ratio(r.torchOneMs, r.oursOneMs),
-    r.torchAllMs === null ? r.torchNote : formatMs(r.torchAllMs),
-    formatMs(r.oursAllMs),
-    ratio(r.torchAllMs, r.oursAllMs),
-    ratio(r.oursOneMs, r.oursAllMs),
-    r.torchAllMs === null ? "n/a" : ratio(r.torchOneMs, r.torchAllMs),
-    `${formatMs(r.oursOneCpuMs)} / ${formatMs(r.oursAllCpuMs)}`,
-    r.c.large ? gbs(r).toFixed(2) : "-",
-    r.copyGBs !== null ? `${((100 * gbs(r)) / r.copyGBs).toFixed(0)}%` : "-",
-    formatMs(r.oursOutMs),
-  ]);
-  return markdownTable([header, ...body]);
-}
-
-function verdict(what: string, failures: string[]): string {
-  return `${what}: ${failures.length === 0 ? "PASS" : `FAIL (below: ${failures.join(", ")})`}`;
-}
-
-function targets(rows: readonly Row[], threads: number): string[] {
-  const lines: string[] = [];
-  for (const dtype of ["float32", "bfloat16"] as const) {
-    const compared = rows.filter((r) => r.dtype === dtype && r.torchOneMs !== null);
-    if (compared.length === 0) {
-      lines.push(`${dtype} >= 2.0x faster than PyTorch: n/a (no PyTorch)`);
-      continue;
-    }
-    const below = (one: boolean): string[] =>
-      compared.flatMap((r) => {
-        const x = one ? r.torchOneMs! / r.oursOneMs : r.torchAllMs! / r.oursAllMs;
-        return x < 2 ? [`${r.c.id} ${x.toFixed(2)}x`] : [];
-      });
-    lines.push(verdict(`${dtype} >= 2.0x faster than PyTorch, both at 1 thread`, below(true)));
-    lines.push(
-      verdict(
-        `${dtype} >= 2.0x faster than PyTorch, both at ${threads} threads (ours: its default)`,
-        below(false),
-      ),
-    );
-  }
-  const scaling = (r: Row): number => r.oursOneMs / r.oursAllMs;
-  lines.push(
-    verdict(
-      `large cases >= 1.7x their own one-thread speed on ${threads} threads`,
-      rows.filter((r) => r.c.large && scaling(r) < 1.7).map((r) =>
-        `${r.c.id} ${r.dtype} ${scaling(r).toFixed(2)}x`
-      ),
-    ),
-  );
-  const tiny = rows.filter((r) => !r.c.large);
-  lines.push(
-    verdict(
-      "tiny calls at the default within 10 % of one thread (wall time)",
-      tiny.filter((r) => r.oursAllMs > 1.1 * r.oursOneMs).map((r) =>
-        `${r.dtype} ${(r.oursAllMs / r.oursOneMs).toFixed(2)}x the time`
-      ),
-    ),
-  );
-  lines.push(
-    verdict(
-      "tiny calls at the default within 10 % of one thread (CPU time)",
-      tiny.filter((r) => r.oursAllCpuMs > 1.1 * r.oursOneCpuMs).map((r) =>
-        `${r.dtype} ${(r.oursAllCpuMs / r.oursOneCpuMs).toFixed(2)}x the CPU time`
-      ),
-    ),
-  );
-  // Per dtype: the float32 copy sets the memory limit; 16-bit rows move half the bytes per element.
-  // A case still compute-bound on all cores passes by scaling instead (>= 1.7x over one thread).
-  for (const dtype of BENCH_DTYPES) {
-    const nearest = rows.filter((r) => r.c.large && r.c.op !== "bilinear2d" && r.dtype === dtype);
-    const how = nearest.map((r) => {
-      const copy = (100 * gbs(r)) / (r.copyGBs ?? Infinity);
-      const by = copy >= 50 ? `${copy.toFixed(0)}% of copy` : `scales ${scaling(r).toFixed(2)}x`;
-      return { r, ok: copy >= 50 || scaling(r) >= 1.7, text: `${r.c.id} ${by}` };
-    });
-    lines.push(
-      `nearest-exact ${dtype} >= 50% of copy bandwidth on ${threads} threads, or >= 1.7x scaling ` +
-        `where compute-bound: ${how.every((h) => h.ok) ? "PASS" : "FAIL"} (` +
-        how.map((h) => h.text + (h.ok ? "" : " FAIL")).join(", ") + ")",
-    );
-  }
-  return lines;
+/** The median of a[i] / b[i]. */
+function pairedRatio(a: readonly number[], b: readonly number[]): number {
+  return median(a.map((x, i) => x / b[i]));
 }
 
 async function main(): Promise<void> {
@@ -315,6 +185,9 @@ async function main(): Promise<void> {
       `PyTorch not available (${one.reason}): reporting this library only (PyTorch n/a).`,
     );
   }
+  // Before the cases, on an idle machine: what N threads of plain C gain here.
+  const machine = await coreScaling(threads);
+  console.log(machineText(machine));
   const sides: Sides = {
     one: Device.open({ backend: "cpu", threads: 1 }),
     all: Device.open({ backend: "cpu" }),
@@ -352,13 +225,14 @@ async function main(): Promise<void> {
       `${TINY.rounds} rounds); the result is allocated and freed ` +
       `per call on both sides, except "out=" (writes into a preallocated tensor); 1t: one ` +
       `thread each; ${threads}t: PyTorch at ${threads} threads, ours at its default ` +
-      `(${threads} threads); scaling: 1t ms / ${threads}t ms; CPU ms: process CPU time per call ` +
+      `(${threads} threads); ratios (PyTorch/ours, scaling = 1t / ${threads}t): the median of the ` +
+      `per-round ratios of the two sides' times; CPU ms: process CPU time per call ` +
       `(all threads; includes the out= calls at ${threads}t), the work whatever the load; GB/s: (gradOutput + gradInput ` +
       `bytes) / "ours ${threads}t ms"; % of copy: against the copy timed in the same rounds.`,
   );
   const memory = await memoryReport();
   console.log(`\n${memory.lines.join("\n")}\n`);
-  for (const line of targets(rows, threads)) console.log(line);
+  for (const line of targets(rows, threads, machine)) console.log(line);
   for (const [backend, ratio] of Object.entries(memory.peakRatio)) {
     console.log(
       `peak RSS <= 1.5x of data + baseline (${backend}): ${ratio <= 1.5 ? "PASS" : "FAIL"}`,

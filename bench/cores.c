@@ -1,0 +1,120 @@
+/*
+ * What this machine's cores give when used together: the speed-up of N threads over one on the
+ * same total work, for three kinds of loop, so that `bench:compare` can say how much of a
+ * kernel's scaling the machine allows.
+ *
+ *   simd     a 128-bit SIMD multiply-add loop on data in L1 (throughput-bound, like the wasm SIMD
+ *            kernels); where two logical CPUs share one physical core, this scales ~1x
+ *   latency  a dependent scalar chain (latency-bound; scales ~Nx on SMT siblings too)
+ *   copy     a 128 MiB copy split into N parts (memory bandwidth)
+ *
+ * Usage: build/cores [threads] [rounds]. Prints one line per kind: "<kind> <median speed-up>",
+ * the median over rounds of (one-thread ms / N-thread ms), one thread and N alternating.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { L1_FLOATS = 2048, MAX_THREADS = 256 };
+#define COPY_BYTES ((size_t)128 << 20)
+
+typedef struct {
+  int kind;    /* 0 simd, 1 latency, 2 copy */
+  long units;  /* this thread's share of the work */
+  size_t part; /* copy: which part */
+  size_t parts;
+  volatile float sink;
+} job_t;
+
+static float *copy_src, *copy_dst;
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void *run(void *arg) {
+  job_t *job = arg;
+  if (job->kind == 0) {
+    /* Four independent lanes of four floats: the compiler keeps them in 128-bit registers. */
+    float a[L1_FLOATS], b[L1_FLOATS];
+    for (int i = 0; i < L1_FLOATS; i++) a[i] = (float)i * 1e-3f, b[i] = 0.0f;
+    for (long r = 0; r < job->units; r++) {
+      for (int i = 0; i < L1_FLOATS; i++) b[i] = b[i] * 0.999f + a[i] * 0.5f;
+    }
+    job->sink = b[7];
+  } else if (job->kind == 1) {
+    volatile float step = 1e-4f; /* read once: the chain stays a chain of float operations */
+    float s = 1.0f, c = step;
+    for (long r = 0; r < job->units * 1024; r++) s = s * 0.9999f + c;
+    job->sink = s;
+  } else {
+    size_t n = COPY_BYTES / sizeof(float) / job->parts, at = job->part * n;
+    for (long r = 0; r < job->units; r++) memcpy(copy_dst + at, copy_src + at, n * sizeof(float));
+    job->sink = copy_dst[at];
+  }
+  return NULL;
+}
+
+/* Runs `units` of work of `kind` on `threads` threads (the calling thread is one), in ms. */
+static double timed(int kind, long units, int threads) {
+  static job_t jobs[MAX_THREADS];
+  pthread_t ids[MAX_THREADS];
+  double start = now_ms();
+  for (int t = 0; t < threads; t++) {
+    jobs[t] = (job_t){.kind = kind, .part = (size_t)t, .parts = (size_t)threads};
+    /* Copy: each thread copies its 1/threads of the buffer `units` times; the others split
+     * the units. Either way the total work does not depend on the thread count. */
+    jobs[t].units = kind == 2 ? units : units / threads;
+    if (t > 0 && pthread_create(&ids[t], NULL, run, &jobs[t]) != 0) {
+      fprintf(stderr, "cores: pthread_create failed\n");
+      exit(1);
+    }
+  }
+  run(&jobs[0]);
+  for (int t = 1; t < threads; t++) pthread_join(ids[t], NULL);
+  return now_ms() - start;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  int threads = argc > 1 ? atoi(argv[1]) : 2;
+  int rounds = argc > 2 ? atoi(argv[2]) : 11;
+  if (threads < 1 || threads > MAX_THREADS || rounds < 1 || rounds > 1000) {
+    fprintf(stderr, "usage: cores [threads 1..%d] [rounds 1..1000]\n", MAX_THREADS);
+    return 2;
+  }
+  copy_src = malloc(COPY_BYTES);
+  copy_dst = malloc(COPY_BYTES);
+  if (copy_src == NULL || copy_dst == NULL) return 1;
+  memset(copy_src, 1, COPY_BYTES);
+  memset(copy_dst, 2, COPY_BYTES);
+  static const char *names[] = {"simd", "latency", "copy"};
+  /* ~20-40 ms of work per measurement on one thread of this kind of machine. */
+  static const long units[] = {100000, 10000, 2};
+  double ratios[1000];
+  for (int kind = 0; kind < 3; kind++) {
+    timed(kind, units[kind], threads); /* warm-up: pages, frequency */
+    for (int r = 0; r < rounds; r++) {
+      double one = 0, all = 0;
+      if (r % 2 == 0) {
+        one = timed(kind, units[kind], 1), all = timed(kind, units[kind], threads);
+      } else {
+        all = timed(kind, units[kind], threads), one = timed(kind, units[kind], 1);
+      }
+      ratios[r] = one / all;
+    }
+    qsort(ratios, (size_t)rounds, sizeof(double), by_value);
+    printf("%s %.2f\n", names[kind], ratios[rounds / 2]);
+  }
+  free(copy_src);
+  free(copy_dst);
+  return 0;
+}

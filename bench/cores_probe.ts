@@ -1,0 +1,51 @@
+/**
+ * The machine's own multi-thread scaling (`bench/cores.c`, built by `make -C bench`): how much
+ * faster N threads run a SIMD loop, a latency-bound chain and a memory copy than one thread. On
+ * a machine whose logical CPUs share physical cores, SIMD kernels cannot scale past the `simd`
+ * figure, whatever their threading.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+
+/** Speed-ups of `threads` threads over one, per kind of loop (median over rounds). */
+export interface CoreScaling {
+  threads: number;
+  simd: number;
+  latency: number;
+  copy: number;
+}
+
+/**
+ * Builds and runs the probe; null (with the reason on stderr) when it cannot be built or run.
+ *
+ * @example
+ * ```ts ignore
+ * const scaling = await coreScaling(navigator.hardwareConcurrency);
+ * console.log(scaling?.simd);
+ * ```
+ */
+export async function coreScaling(threads: number): Promise<CoreScaling | null> {
+  const bench = fileURLToPath(new URL(".", import.meta.url));
+  try {
+    const make = await new Deno.Command("make", { args: ["-s", "-C", bench, "build/cores"] })
+      .output();
+    if (!make.success) throw new Error(new TextDecoder().decode(make.stderr).trim());
+    const probe = await new Deno.Command(`${bench}/build/cores`, {
+      args: [String(threads), "11"],
+      stdout: "piped",
+    }).output();
+    if (!probe.success) throw new Error(`exit code ${probe.code}`);
+    const values = new Map<string, number>();
+    for (const line of new TextDecoder().decode(probe.stdout).trim().split("\n")) {
+      const [name, value] = line.split(" ");
+      values.set(name, Number(value));
+    }
+    const [simd, latency, copy] = ["simd", "latency", "copy"].map((k) => values.get(k) ?? NaN);
+    return { threads, simd, latency, copy };
+  } catch (error) {
+    console.error(`bench/cores.c could not run: ${(error as Error).message}`);
+    return null;
+  }
+}
