@@ -13,6 +13,7 @@ import {
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
 import { cpuTuning } from "../src/cpu/backend.ts";
+import { WasmKernels } from "../src/cpu/wasm/instance.ts";
 import { type FixtureCase, loadFixtures } from "./fixtures.ts";
 import { makeView, rng, type ViewLayout } from "./helpers.ts";
 
@@ -335,4 +336,53 @@ Deno.test("threads: a script that never closes its device exits, needing no perm
   const text = new TextDecoder().decode(stdout);
   assert.equal(code, 0, `exit code ${code}; stderr: ${new TextDecoder().decode(stderr)}`);
   assert.equal(text.trim(), "1048576 4");
+});
+
+Deno.test("threads: the shared memory is made at its full size (it cannot grow, so V8 caches its size), else growable, same bits", async () => {
+  const sized = new WasmKernels(64 * 2 ** 20, true);
+  assert.ok(sized.heap.memory.buffer instanceof SharedArrayBuffer);
+  assert.equal(sized.heap.memory.buffer.byteLength, 64 * 2 ** 20);
+
+  // A host that refuses to commit that much address space at once: the memory grows instead.
+  const Memory = WebAssembly.Memory;
+  let refused = 0;
+  WebAssembly.Memory = class extends Memory {
+    constructor(descriptor: WebAssembly.MemoryDescriptor) {
+      if (descriptor.shared && descriptor.initial === descriptor.maximum) {
+        refused++;
+        throw new RangeError("WebAssembly.Memory(): could not allocate memory");
+      }
+      super(descriptor);
+    }
+  };
+  let growable: Device;
+  try {
+    const small = new WasmKernels(64 * 2 ** 20, true);
+    assert.ok(small.heap.memory.buffer.byteLength < 64 * 2 ** 20);
+    assert.notEqual(small.module, sized.module);
+    growable = openThreaded(2);
+  } finally {
+    WebAssembly.Memory = Memory;
+  }
+  assert.equal(refused, 2);
+  using one = Device.open({ backend: "cpu", threads: 1 });
+  const fixed = openThreaded(2);
+  const call: Call = {
+    op: "bilinear2d",
+    inputSize: [2, 5, 9, 11],
+    outputSize: [17, 23],
+    scales: [1.9, 2.1],
+    alignCorners: false,
+  };
+  const values = Float32Array.from({ length: 2 * 5 * 17 * 23 }, (_, i) => Math.sin(i) * 3);
+  const results = [];
+  for (const device of [one, fixed, growable]) {
+    using grad = device.tensor(values, gradShape(call));
+    using result = launch(call, grad);
+    results.push(await result.toFloat32Array());
+  }
+  fixed.close();
+  growable.close();
+  assert.deepEqual(results[1], results[0]);
+  assert.deepEqual(results[2], results[0]);
 });

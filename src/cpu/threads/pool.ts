@@ -8,7 +8,7 @@
  */
 
 import { Worker } from "node:worker_threads";
-import { kernelModule, STACK_BYTES, type WasmKernels } from "../wasm/instance.ts";
+import { STACK_BYTES, type WasmKernels } from "../wasm/instance.ts";
 import { CONTROL, controlWords, KERNEL_EXPORTS, QUIT, WORKER_SOURCE } from "./worker_source.ts";
 
 /** One kernel call cut into chunks of planes (see worker_source.ts). */
@@ -51,7 +51,7 @@ export class KernelPool {
   private constructor(kernels: WasmKernels, size: number, stacks: number) {
     this.size = size;
     this.#control = new Int32Array(new SharedArrayBuffer(4 * controlWords(size)));
-    const module = kernelModule(true);
+    const module = kernels.module;
     for (let index = 0; index < size; index++) {
       const worker = new Worker(WORKER_SOURCE, {
         eval: true,

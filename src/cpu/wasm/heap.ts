@@ -1,5 +1,6 @@
 /**
- * The CPU backend's tensor memory: one growable WebAssembly memory per device, shared with the wasm
+ * The CPU backend's tensor memory: one WebAssembly memory per device (growable, or for worker
+ * threads shared and made at its full size: see instance.ts), shared with the wasm
  * kernels so they work on tensors in place, and a best-fit allocator with coalescing over it.
  *
  * @module

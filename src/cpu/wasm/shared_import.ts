@@ -12,16 +12,18 @@ const KIND_MEMORY = 2;
 const SHARED_WITH_MAX = 3;
 
 /**
- * `bytes` (a wasm binary importing one memory) with that import made shared, maximum `maxPages`.
+ * `bytes` (a wasm binary importing one memory) with that import made shared, of `initialPages` to
+ * `maxPages` pages (equal: a memory that cannot grow).
  *
  * @throws {Error} when the binary has no memory import (a build that does not fit this backend)
  * @example
  * ```ts ignore
- * const shared = new WebAssembly.Module(withSharedMemoryImport(bytes, 65536));
+ * const shared = new WebAssembly.Module(withSharedMemoryImport(bytes, 2, 65536));
  * ```
  */
 export function withSharedMemoryImport(
   bytes: Uint8Array,
+  initialPages: number,
   maxPages: number,
 ): Uint8Array<ArrayBuffer> {
   let at = 8; // magic and version
@@ -30,7 +32,7 @@ export function withSharedMemoryImport(
     const size = readLeb(bytes, at + 1);
     const start = size.next, end = start + size.value;
     if (id === IMPORT_SECTION) {
-      const section = sharedImports(bytes.subarray(start, end), maxPages);
+      const section = sharedImports(bytes.subarray(start, end), initialPages, maxPages);
       const header = [IMPORT_SECTION, ...leb(section.length)];
       const result = new Uint8Array(at + header.length + section.length + bytes.length - end);
       result.set(bytes.subarray(0, at));
@@ -45,7 +47,11 @@ export function withSharedMemoryImport(
 }
 
 // The import section's entries, the memory's limits replaced.
-function sharedImports(section: Uint8Array, maxPages: number): Uint8Array<ArrayBuffer> {
+function sharedImports(
+  section: Uint8Array,
+  initialPages: number,
+  maxPages: number,
+): Uint8Array<ArrayBuffer> {
   const count = readLeb(section, 0);
   let at = count.next;
   for (let i = 0; i < count.value; i++) {
@@ -59,7 +65,12 @@ function sharedImports(section: Uint8Array, maxPages: number): Uint8Array<ArrayB
       const initial = readLeb(section, at + 1);
       let end = initial.next;
       if (flags & 1) end = readLeb(section, end).next;
-      const limits = [SHARED_WITH_MAX, ...leb(initial.value), ...leb(maxPages)];
+      // Never below what the binary asks for (its data and stack must fit).
+      const limits = [
+        SHARED_WITH_MAX,
+        ...leb(Math.max(initial.value, initialPages)),
+        ...leb(maxPages),
+      ];
       const result = new Uint8Array(at + limits.length + section.length - end);
       result.set(section.subarray(0, at));
       result.set(limits, at);
