@@ -12,7 +12,8 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../mod.ts";
-import { cpuTuning } from "../src/cpu/backend.ts";
+import { type CpuBackend, cpuTuning } from "../src/cpu/backend.ts";
+import { deviceInternals } from "../src/device.ts";
 import { WasmKernels } from "../src/cpu/wasm/instance.ts";
 import { type FixtureCase, loadFixtures } from "./fixtures.ts";
 import { makeView, rng, type ViewLayout } from "./helpers.ts";
@@ -385,4 +386,35 @@ Deno.test("threads: the shared memory is made at its full size (it cannot grow, 
   growable.close();
   assert.deepEqual(results[1], results[0]);
   assert.deepEqual(results[2], results[0]);
+});
+
+Deno.test("threads: workers start when a call first needs them, one per chunk at most", async () => {
+  using device = openThreaded(3);
+  const backend = deviceInternals(device).backend() as unknown as CpuBackend;
+  using one = Device.open({ backend: "cpu", threads: 1 });
+  const run = async (planes: number): Promise<Float32Array[]> => {
+    const call: Call = {
+      op: "nearestExact2d",
+      inputSize: [1, planes, 5, 7],
+      outputSize: [9, 13],
+      scales: [1.8, 1.9],
+      alignCorners: false,
+    };
+    const values = Float32Array.from({ length: planes * 9 * 13 }, (_, i) => (i % 29) - 14.5);
+    const results = [];
+    for (const d of [one, device]) {
+      using grad = d.tensor(values, gradShape(call));
+      using result = launch(call, grad);
+      results.push(await result.toFloat32Array());
+    }
+    return results;
+  };
+  assert.equal(backend.workersStarted, 0);
+  // Four planes are one chunk of whole vectors: one worker.
+  const [expectedFew, few] = await run(4);
+  assert.deepEqual(few, expectedFew);
+  assert.equal(backend.workersStarted, 1);
+  const [expectedMany, many] = await run(64);
+  assert.deepEqual(many, expectedMany);
+  assert.equal(backend.workersStarted, 3);
 });

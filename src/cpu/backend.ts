@@ -128,6 +128,11 @@ export class CpuBackend implements Backend<CpuBuffer> {
     return kernels.heap.liveBytes - kernels.scratchBytes - cached - stacks;
   }
 
+  /** Worker threads started so far (they start when a large op first needs them). */
+  get workersStarted(): number {
+    return this.#pool ? this.#pool.started : 0;
+  }
+
   /** Allocates storage: a block of the wasm memory, or a typed array when that memory is full. */
   allocate(dtype: DType, length: number): CpuBuffer {
     if (length > MAX_HOST_ELEMENTS) {

@@ -30,7 +30,9 @@ export interface KernelJob {
 }
 
 /**
- * A fixed set of workers running one {@link KernelJob} at a time.
+ * Up to `size` workers running one {@link KernelJob} at a time. Workers start when a job first
+ * needs them (a job uses at most one per chunk): on a many-core host a device whose calls have few
+ * planes never starts the isolates (~17 MiB each) it would leave idle.
  *
  * @example
  * ```ts ignore
@@ -45,22 +47,34 @@ export class KernelPool {
   readonly #control: Int32Array<SharedArrayBuffer>;
   readonly #workers: Worker[] = [];
   readonly #sequence: number[] = [];
+  readonly #kernels: WasmKernels;
+  readonly #stacks: number;
   #broken = false;
   #closed = false;
 
   private constructor(kernels: WasmKernels, size: number, stacks: number) {
     this.size = size;
+    this.#kernels = kernels;
+    this.#stacks = stacks;
     this.#control = new Int32Array(new SharedArrayBuffer(4 * controlWords(size)));
-    const module = kernels.module;
-    for (let index = 0; index < size; index++) {
+  }
+
+  /** Workers started so far. */
+  get started(): number {
+    return this.#workers.length;
+  }
+
+  // Starts workers until there are `count`.
+  #start(count: number): void {
+    for (let index = this.#workers.length; index < count; index++) {
       const worker = new Worker(WORKER_SOURCE, {
         eval: true,
         workerData: {
-          module,
-          memory: kernels.heap.memory,
+          module: this.#kernels.module,
+          memory: this.#kernels.heap.memory,
           control: this.#control.buffer,
           index,
-          stackTop: stacks + (index + 1) * STACK_BYTES,
+          stackTop: this.#stacks + (index + 1) * STACK_BYTES,
         },
       });
       worker.unref();
@@ -95,6 +109,7 @@ export class KernelPool {
     if (this.#broken || this.#closed) return Promise.reject(new Error("kernel workers stopped"));
     const chunks = Math.ceil(job.planes / job.chunkPlanes);
     const used = Math.min(this.size, chunks);
+    this.#start(used);
     control[CONTROL.kernel] = KERNEL_EXPORTS.indexOf(job.kernel);
     control[CONTROL.argCount] = job.args.length;
     for (let i = 0; i < job.args.length; i++) control[CONTROL.args + i] = job.args[i];
@@ -153,7 +168,7 @@ export class KernelPool {
     if (this.#closed) return;
     this.#closed = true;
     const control = this.#control;
-    for (let i = 0; i < this.size; i++) {
+    for (let i = 0; i < this.#workers.length; i++) {
       const at = CONTROL.sequence + CONTROL.slot * i;
       Atomics.store(control, at, QUIT);
       Atomics.notify(control, at);
