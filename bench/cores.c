@@ -8,8 +8,13 @@
  *   latency  a dependent scalar chain (latency-bound; scales ~Nx on SMT siblings too)
  *   copy     a 128 MiB copy split into N parts (memory bandwidth)
  *
+ * and how long a thread blocked on a condition variable takes to run once signalled, after the
+ * machine idled 0.1 ms and 20 ms: on a VM whose idle vCPUs the host deschedules, the second is
+ * much longer, and it is paid by every call whose worker threads were idle.
+ *
  * Usage: build/cores [threads] [rounds]. Prints one line per kind: "<kind> <median speed-up>",
- * the median over rounds of (one-thread ms / N-thread ms), one thread and N alternating.
+ * the median over rounds of (one-thread ms / N-thread ms), one thread and N alternating; then
+ * "wake_idle_0.1ms <median us>" and "wake_idle_20ms <median us>".
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -79,6 +84,43 @@ static double timed(int kind, long units, int threads) {
   return now_ms() - start;
 }
 
+/* --- wake-up latency: a waiter blocked on a condition variable, signalled after an idle time --- */
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
+static int wake_round = 0, woken_round = 0;
+static double wake_sent, wake_seen;
+
+static void *waiter(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&wake_lock);
+  for (;;) {
+    while (wake_round == woken_round) pthread_cond_wait(&wake_cond, &wake_lock);
+    wake_seen = now_ms();
+    woken_round = wake_round;
+    if (wake_round < 0) break;
+    pthread_cond_broadcast(&wake_cond);
+  }
+  pthread_mutex_unlock(&wake_lock);
+  return NULL;
+}
+
+/* Median microseconds from signal to the waiter running, after `idle_ms` of sleep. */
+static double wake_us(pthread_t *id, double idle_ms, int rounds, double *samples) {
+  for (int r = 0; r < rounds; r++) {
+    struct timespec idle = {0, (long)(idle_ms * 1e6)};
+    nanosleep(&idle, NULL);
+    pthread_mutex_lock(&wake_lock);
+    wake_sent = now_ms();
+    wake_round++;
+    pthread_cond_broadcast(&wake_cond);
+    while (woken_round != wake_round) pthread_cond_wait(&wake_cond, &wake_lock);
+    samples[r] = (wake_seen - wake_sent) * 1e3;
+    pthread_mutex_unlock(&wake_lock);
+  }
+  (void)id;
+  return 0;
+}
+
 static int by_value(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -116,5 +158,20 @@ int main(int argc, char **argv) {
   }
   free(copy_src);
   free(copy_dst);
+
+  pthread_t id;
+  if (pthread_create(&id, NULL, waiter, NULL) != 0) return 1;
+  static const double idles[] = {0.1, 20.0};
+  static const char *wake_names[] = {"wake_idle_0.1ms", "wake_idle_20ms"};
+  for (int i = 0; i < 2; i++) {
+    wake_us(&id, idles[i], rounds, ratios);
+    qsort(ratios, (size_t)rounds, sizeof(double), by_value);
+    printf("%s %.0f\n", wake_names[i], ratios[rounds / 2]);
+  }
+  pthread_mutex_lock(&wake_lock);
+  wake_round = -1;
+  pthread_cond_broadcast(&wake_cond);
+  pthread_mutex_unlock(&wake_lock);
+  pthread_join(id, NULL);
   return 0;
 }

@@ -122,6 +122,7 @@ export class KernelPool {
     control[CONTROL.workBytes] = job.workBytes;
     control[CONTROL.failed] = 0;
     control[CONTROL.nextChunk] = 0;
+    control[CONTROL.used] = used;
     Atomics.store(control, CONTROL.pending, used);
     // Unref'ed workers do not keep the process alive, nor does a pending Atomics.waitAsync: one
     // worker is ref'ed while a job runs (~0.5 us), so a script awaiting a result does not exit.
@@ -130,10 +131,10 @@ export class KernelPool {
       // Sequence numbers stay positive (QUIT is -1).
       const next = this.#sequence[i] === 0x7fffffff ? 1 : this.#sequence[i] + 1;
       this.#sequence[i] = next;
-      const at = CONTROL.sequence + CONTROL.slot * i;
-      Atomics.store(control, at, next);
-      Atomics.notify(control, at);
+      Atomics.store(control, CONTROL.sequence + CONTROL.slot * i, next);
     }
+    // Worker 0 wakes the others, in a tree (see worker_source.ts).
+    Atomics.notify(control, CONTROL.sequence);
     return this.#finished();
   }
 

@@ -6,7 +6,11 @@
  * A worker instantiates the kernels on the device's shared memory with a stack of its own, then
  * waits on its sequence word. A job (see pool.ts) is a kernel export and its arguments in the
  * control block; the planes are cut into chunks that workers take in turn from a shared counter.
- * The last worker to finish wakes the calling thread's `Atomics.waitAsync`.
+ * The calling thread wakes worker 0 only, and worker i wakes workers 2i + 1 and 2i + 2 before it
+ * computes: woken by the calling thread, the second of two workers started ~1.2-1.9 ms late
+ * (after 20 ms idle; 0.16-0.26 ms woken by the first worker), queued behind the calling thread
+ * as it returned to its event loop (measured). The last worker to finish wakes the calling
+ * thread's `Atomics.waitAsync`.
  *
  * Between jobs a worker first blocks in `Atomics.wait` for a moment (a loop's next op comes within
  * microseconds, and a blocked thread wakes fastest), then waits with `Atomics.waitAsync`, and it
@@ -42,6 +46,8 @@ export const CONTROL = {
   /** Bytes of work space per worker, and the index of the work argument (-1: none). */
   workBytes: 10,
   workArg: 11,
+  /** Workers taking part in the job (0 .. used - 1). */
+  used: 12,
   /** Arguments, in the export's order: dtype, out, grad, planes, ... */
   args: 16,
   /** Worker i's sequence word is at `sequence + 16 i` (a cache line each). */
@@ -100,13 +106,21 @@ const turn = () => new Promise((resolve) => {
 (async () => {
   let seen = 0, lastTurn = performance.now();
   for (;;) {
-    if (Atomics.wait(control, sequence, seen, ${BLOCK_MS}) === "timed-out") {
-      const wait = Atomics.waitAsync(control, sequence, seen);
-      if (wait.async) await wait.value;
-      lastTurn = performance.now();
+    // A wake-up without a new sequence number is stale: the parent's notify of a job this
+    // worker already took (it saw the new number before it slept).
+    while (Atomics.load(control, sequence) === seen) {
+      if (Atomics.wait(control, sequence, seen, ${BLOCK_MS}) === "timed-out") {
+        const wait = Atomics.waitAsync(control, sequence, seen);
+        if (wait.async) await wait.value;
+        lastTurn = performance.now();
+      }
     }
     seen = Atomics.load(control, sequence);
     if (seen === ${QUIT}) break;
+    // Their sequence words are set already: wake them now, then compute.
+    for (let child = 2 * workerData.index + 1; child <= 2 * workerData.index + 2; child++) {
+      if (child < control[C.used]) Atomics.notify(control, C.sequence + C.slot * child);
+    }
     try {
       runJob();
     } catch (error) {
