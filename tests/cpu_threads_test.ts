@@ -1,7 +1,9 @@
 // The CPU backend's worker threads: every fixture and 400 random calls (PyTorch and device
-// numerics) give the same bits with 1, 2 and 3 threads and the default (small calls sent to the workers too); queued work keeps its order,
-// `out` writes, early dispose() and close(); a large op leaves the event loop free; a script that
-// never closes its device exits, with no permission at all.
+// numerics) give the same bits with 1, 2 and 3 threads and the default (small calls sent to the
+// workers too); queued work keeps its order, `out` writes, early dispose() and close(); a large op
+// leaves the event loop free; a script that never closes its device exits, with no permission at
+// all; the shared memory is made at its full size, or growable where that is refused, with the
+// same bits; workers start only when a call needs them.
 
 import assert from "node:assert/strict";
 import {
