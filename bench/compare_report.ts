@@ -92,7 +92,9 @@ export function machineText(machine: CoreScaling | null): string {
   if (machine === null) return "this machine's own scaling: n/a (bench/cores.c did not run)";
   return `this machine's own scaling at ${machine.threads} threads (bench/cores.c): SIMD loop ` +
     `${machine.simd.toFixed(2)}x, scalar chain ${machine.latency.toFixed(2)}x, memory copy ` +
-    `${machine.copy.toFixed(2)}x`;
+    `${machine.copy.toFixed(2)}x; a thread blocked for 20 ms wakes in ${
+      machine.wakeUs.toFixed(0)
+    } µs`;
 }
 
 function verdict(what: string, failures: string[]): string {

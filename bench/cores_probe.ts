@@ -15,6 +15,8 @@ export interface CoreScaling {
   simd: number;
   latency: number;
   copy: number;
+  /** Median µs from signalling a blocked C thread to its running, after 20 ms idle. */
+  wakeUs: number;
 }
 
 /**
@@ -42,8 +44,10 @@ export async function coreScaling(threads: number): Promise<CoreScaling | null> 
       const [name, value] = line.split(" ");
       values.set(name, Number(value));
     }
-    const [simd, latency, copy] = ["simd", "latency", "copy"].map((k) => values.get(k) ?? NaN);
-    return { threads, simd, latency, copy };
+    const [simd, latency, copy, wakeUs] = ["simd", "latency", "copy", "wake_idle_20ms"].map((k) =>
+      values.get(k) ?? NaN
+    );
+    return { threads, simd, latency, copy, wakeUs };
   } catch (error) {
     console.error(`bench/cores.c could not run: ${(error as Error).message}`);
     return null;
