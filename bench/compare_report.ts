@@ -43,7 +43,7 @@ function gbs(r: Row): number {
   return bytesMoved(r.c, r.dtype) / (r.oursAllMs * 1e-3) / 1e9;
 }
 
-function times(x: number | null): string {
+function ratioText(x: number | null): string {
   return x === null ? "n/a" : `${x.toFixed(2)}x`;
 }
 
@@ -73,12 +73,12 @@ export function table(rows: readonly Row[], threads: number): string {
     r.dtype,
     r.torchOneMs === null ? r.torchNote : formatMs(r.torchOneMs),
     formatMs(r.oursOneMs),
-    times(r.paired.torchOverOursOne),
+    ratioText(r.paired.torchOverOursOne),
     r.torchAllMs === null ? r.torchNote : formatMs(r.torchAllMs),
     formatMs(r.oursAllMs),
-    times(r.paired.torchOverOursAll),
-    times(r.paired.oursScaling),
-    times(r.paired.torchScaling),
+    ratioText(r.paired.torchOverOursAll),
+    ratioText(r.paired.oursScaling),
+    ratioText(r.paired.torchScaling),
     `${formatMs(r.oursOneCpuMs)} / ${formatMs(r.oursAllCpuMs)}`,
     r.c.large ? gbs(r).toFixed(2) : "-",
     r.copyGBs !== null ? `${((100 * gbs(r)) / r.copyGBs).toFixed(0)}%` : "-",

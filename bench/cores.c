@@ -104,8 +104,8 @@ static void *waiter(void *arg) {
   return NULL;
 }
 
-/* Median microseconds from signal to the waiter running, after `idle_ms` of sleep. */
-static double wake_us(pthread_t *id, double idle_ms, int rounds, double *samples) {
+/* Microseconds from signal to the waiter running, after `idle_ms` of sleep, per round. */
+static void wake_samples(double idle_ms, int rounds, double *samples) {
   for (int r = 0; r < rounds; r++) {
     struct timespec idle = {0, (long)(idle_ms * 1e6)};
     nanosleep(&idle, NULL);
@@ -117,13 +117,16 @@ static double wake_us(pthread_t *id, double idle_ms, int rounds, double *samples
     samples[r] = (wake_seen - wake_sent) * 1e3;
     pthread_mutex_unlock(&wake_lock);
   }
-  (void)id;
-  return 0;
 }
 
 static int by_value(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+static double median(double *values, int n) {
+  qsort(values, (size_t)n, sizeof(double), by_value);
+  return values[n / 2];
 }
 
 int main(int argc, char **argv) {
@@ -153,8 +156,7 @@ int main(int argc, char **argv) {
       }
       ratios[r] = one / all;
     }
-    qsort(ratios, (size_t)rounds, sizeof(double), by_value);
-    printf("%s %.2f\n", names[kind], ratios[rounds / 2]);
+    printf("%s %.2f\n", names[kind], median(ratios, rounds));
   }
   free(copy_src);
   free(copy_dst);
@@ -164,9 +166,8 @@ int main(int argc, char **argv) {
   static const double idles[] = {0.1, 20.0};
   static const char *wake_names[] = {"wake_idle_0.1ms", "wake_idle_20ms"};
   for (int i = 0; i < 2; i++) {
-    wake_us(&id, idles[i], rounds, ratios);
-    qsort(ratios, (size_t)rounds, sizeof(double), by_value);
-    printf("%s %.0f\n", wake_names[i], ratios[rounds / 2]);
+    wake_samples(idles[i], rounds, ratios);
+    printf("%s %.0f\n", wake_names[i], median(ratios, rounds));
   }
   pthread_mutex_lock(&wake_lock);
   wake_round = -1;

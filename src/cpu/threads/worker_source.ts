@@ -108,14 +108,15 @@ const turn = () => new Promise((resolve) => {
   for (;;) {
     // A wake-up without a new sequence number is stale: the parent's notify of a job this
     // worker already took (it saw the new number before it slept).
-    while (Atomics.load(control, sequence) === seen) {
+    let next;
+    while ((next = Atomics.load(control, sequence)) === seen) {
       if (Atomics.wait(control, sequence, seen, ${BLOCK_MS}) === "timed-out") {
         const wait = Atomics.waitAsync(control, sequence, seen);
         if (wait.async) await wait.value;
         lastTurn = performance.now();
       }
     }
-    seen = Atomics.load(control, sequence);
+    seen = next;
     if (seen === ${QUIT}) break;
     // Their sequence words are set already: wake them now, then compute.
     for (let child = 2 * workerData.index + 1; child <= 2 * workerData.index + 2; child++) {
