@@ -26,7 +26,7 @@ export { Device, type DeviceOpenOptions, type TensorOptions } from "./src/device
 export { Tensor } from "./src/tensor/tensor.ts";
 export { type DType, DTYPES } from "./src/tensor/dtype.ts";
 export type { BackendKind, MemoryInfo } from "./src/backend.ts";
-export type { Numerics } from "./src/cpu/numerics.ts";
+export type { Numerics } from "./src/rules/numerics.ts";
 export {
   type UpsampleBackwardCommonOptions,
   upsampleBilinear2dBackward,

@@ -5,8 +5,11 @@
  * @module
  */
 
-import type { IndexRule } from "./cpu/device_rules.ts";
+import type { UpsampleOp, UpsampleParams } from "./rules/ops.ts";
+import type { TableRule } from "./rules/tables.ts";
 import type { DType, HostArray } from "./tensor/dtype.ts";
+
+export type { UpsampleOp, UpsampleParams };
 
 /** Free and total bytes of a device's memory, as {@link Backend.memoryInfo} reports them. */
 export interface MemoryInfo {
@@ -18,9 +21,6 @@ export interface MemoryInfo {
 
 /** Which kind of backend a device runs on. */
 export type BackendKind = "npu" | "cpu";
-
-/** The three backward ops. */
-export type UpsampleOp = "nearestExact1d" | "nearestExact2d" | "bilinear2d";
 
 /** A strided view of backend storage, as an op sees it. */
 export interface StorageView<H> {
@@ -38,22 +38,6 @@ export interface StorageView<H> {
   readonly offset: number;
 }
 
-/** The parameters of an op call that decide whether a backend supports it. */
-export interface UpsampleParams {
-  /** Which op to run. */
-  readonly op: UpsampleOp;
-  /** Element type of `gradOutput` and `out`. */
-  readonly dtype: DType;
-  /** `[N, C, L]` or `[N, C, H, W]`. */
-  readonly inputSize: readonly number[];
-  /** `[L]` or `[H, W]`. */
-  readonly outputSize: readonly number[];
-  /** PyTorch scale factors per spatial dimension; 0 means "derive from the sizes". */
-  readonly scales: readonly number[];
-  /** Bilinear only. */
-  readonly alignCorners: boolean;
-}
-
 /** A validated op call: sizes and scales resolved, `out` allocated. */
 export interface UpsampleCall<H> extends UpsampleParams {
   /** The incoming gradient, shape `[N, C, ...outputSize]`. */
@@ -62,8 +46,8 @@ export interface UpsampleCall<H> extends UpsampleParams {
   readonly out: StorageView<H>;
   /** Deterministic mode for this launch. */
   readonly deterministic: boolean;
-  /** CPU backend only: whose index rules its kernels follow (default `"pytorch"`). */
-  readonly rule?: IndexRule;
+  /** CPU backend only: whose index tables its kernels run on (default `"pytorch"`). */
+  readonly rule?: TableRule;
 }
 
 /**

@@ -6,7 +6,7 @@
 
 import type { Backend, BackendKind, MemoryInfo } from "./backend.ts";
 import { CpuBackend } from "./cpu/backend.ts";
-import type { Numerics } from "./cpu/numerics.ts";
+import type { Numerics } from "./rules/numerics.ts";
 import { openNpuBackend } from "./ffi/npu_backend.ts";
 import { autoFallback } from "./backend_choice.ts";
 import {

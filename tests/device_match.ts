@@ -9,7 +9,7 @@
 import { AssertionError } from "node:assert/strict";
 import { Device, type Tensor } from "../mod.ts";
 import type { UpsampleOp } from "../src/backend.ts";
-import type { BilinearApi } from "../src/cpu/device_rules.ts";
+import type { BilinearApi } from "../src/rules/ascend_a2.ts";
 import {
   bilinearApiOf,
   compareWithDevice,

@@ -10,11 +10,11 @@
  */
 
 import type { Backend, MemoryInfo, StorageView, UpsampleCall, UpsampleParams } from "../backend.ts";
-import { OP_RULES } from "../ops/validate.ts";
+import { OP_SPECS } from "../rules/ops.ts";
 import { elementCount } from "../tensor/layout.ts";
 import type { DType, HostArray } from "../tensor/dtype.ts";
 import { CpuBuffer } from "./buffer.ts";
-import { checkDeviceRules, deviceCall, type Numerics } from "./numerics.ts";
+import { checkDeviceRules, deviceCall, type Numerics } from "../rules/numerics.ts";
 import type { StridedArray } from "./types.ts";
 import {
   bilinear2dBackwardCpu,
@@ -212,7 +212,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
     const length = elementCount(params.inputSize);
     if (length > MAX_HOST_ELEMENTS) {
       throw new RangeError(
-        `${OP_RULES[params.op].name}: inputSize [${params.inputSize.join(", ")}] needs ${length} ` +
+        `${OP_SPECS[params.op].name}: inputSize [${params.inputSize.join(", ")}] needs ${length} ` +
           `elements; the CPU backend holds at most ${MAX_HOST_ELEMENTS} in one tensor`,
       );
     }

@@ -6,8 +6,8 @@
  * @module
  */
 
-import { linearTable } from "./tables.ts";
-import type { LinearTable } from "./scale.ts";
+import type { LinearTable } from "../rules/pytorch.ts";
+import { linearTable } from "../rules/tables.ts";
 import { RowReader, RowWriter, scratchBuffer } from "./strided.ts";
 import type { BilinearBackwardArgs } from "./types.ts";
 

@@ -28,6 +28,6 @@ export {
   nearestExactScale,
   nearestExactSourceIndex,
   rangeStarts,
-} from "./scale.ts";
+} from "../rules/pytorch.ts";
 export { nearestExact1dBackwardCpu, nearestExact2dBackwardCpu } from "./nearest_exact.ts";
 export { bilinear2dBackwardCpu } from "./bilinear.ts";

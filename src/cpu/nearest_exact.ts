@@ -7,9 +7,8 @@
  * @module
  */
 
-import type { IndexRule } from "./device_rules.ts";
-import { longestRange, uniformFactor } from "./scale.ts";
-import { nearestTables } from "./tables.ts";
+import { longestRange, uniformFactor } from "../rules/pytorch.ts";
+import { nearestTables, type TableRule } from "../rules/tables.ts";
 import { RowReader, RowWriter, scratchBuffer } from "./strided.ts";
 import type { StridedArray, UpsampleBackwardArgs } from "./types.ts";
 
@@ -220,7 +219,7 @@ function gather(plan: Plan): void {
   }
 }
 
-function widthTables(inW: number, outW: number, scale: number, rule: IndexRule): {
+function widthTables(inW: number, outW: number, scale: number, rule: TableRule): {
   wStarts: Int32Array;
   wIndex: Int32Array;
 } {

@@ -5,7 +5,7 @@
  */
 
 import type { DType, HostArray } from "../tensor/dtype.ts";
-import type { IndexRule } from "./device_rules.ts";
+import type { TableRule } from "../rules/tables.ts";
 
 /**
  * A strided view of a host buffer. `strides` and `offset` count elements, not bytes; the logical
@@ -34,8 +34,8 @@ export interface UpsampleBackwardArgs {
   outputSize: readonly number[];
   /** One per spatial dimension, as the user gave them: 0 means "derive from the sizes". */
   scales: readonly number[];
-  /** Whose index rules to follow (default `"pytorch"`; `"device"`: the Ascend kernels'). */
-  rule?: IndexRule;
+  /** Whose index tables to run on (default `"pytorch"`; `"ascend-a2"`: the Ascend A2/A3 kernels'). */
+  rule?: TableRule;
 }
 
 /** Arguments of the bilinear 2d backward kernel. */

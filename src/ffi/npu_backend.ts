@@ -6,7 +6,7 @@
  */
 
 import type { Backend, MemoryInfo, UpsampleCall, UpsampleParams } from "../backend.ts";
-import { checkDeviceEmpty } from "../cpu/device_rules.ts";
+import { checkDeviceEmpty } from "../rules/ascend_a2.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
 import { checkOpSupported, launchAclnn, type LaunchTarget, type NpuBuffer } from "./aclnn_call.ts";
 import { DescriptorCache } from "./descriptors.ts";

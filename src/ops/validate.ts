@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { UpsampleOp } from "../backend.ts";
+import { MAX_NEAREST_SCALE, OP_SPECS, type OpSpec, type UpsampleOp } from "../rules/ops.ts";
 import type { Device } from "../device.ts";
 import type { DType } from "../tensor/dtype.ts";
 import { elementCount, storageSpan } from "../tensor/layout.ts";
@@ -34,40 +34,6 @@ export interface ResolvedUpsample {
   /** Per-call deterministic mode, or the device's when not given. */
   readonly deterministic: boolean;
 }
-
-interface OpRule {
-  readonly name: string;
-  readonly spatial: readonly string[];
-  readonly scaleKeys: readonly string[];
-  readonly keys: ReadonlySet<string>;
-}
-
-const COMMON_KEYS = ["outputSize", "inputSize", "out", "deterministic"];
-
-/** Per-op names used in checks and messages. */
-export const OP_RULES: Readonly<Record<UpsampleOp, OpRule>> = {
-  nearestExact1d: {
-    name: "upsampleNearestExact1dBackward",
-    spatial: ["L"],
-    scaleKeys: ["scales"],
-    keys: new Set([...COMMON_KEYS, "scales"]),
-  },
-  nearestExact2d: {
-    name: "upsampleNearestExact2dBackward",
-    spatial: ["H", "W"],
-    scaleKeys: ["scalesH", "scalesW"],
-    keys: new Set([...COMMON_KEYS, "scalesH", "scalesW"]),
-  },
-  bilinear2d: {
-    name: "upsampleBilinear2dBackward",
-    spatial: ["H", "W"],
-    scaleKeys: ["scalesH", "scalesW"],
-    keys: new Set([...COMMON_KEYS, "scalesH", "scalesW", "alignCorners"]),
-  },
-};
-
-/** aclnn's nearest-exact limit: the forward op may enlarge a dimension at most 50 times. */
-export const MAX_NEAREST_SCALE = 50;
 
 // Describes a value for a message. Never throws (objects without a usable toString, throwing getters)
 // and stays short: only the first elements of an array are shown, however long (or sparse) it is.
@@ -113,20 +79,20 @@ export function resolveUpsample(
 ): ResolvedUpsample {
   // Runs on every call: loops instead of array callbacks, and messages (and the arrays they show) are
   // only built when a check fails.
-  const rule = OP_RULES[op];
-  const spatial = rule.spatial.length;
+  const spec = OP_SPECS[op];
+  const spatial = spec.spatial.length;
   const rank = spatial + 2;
 
   if (!isTensor(gradOutput)) {
-    fail(rule, TypeError, `gradOutput must be a Tensor, got ${typeof gradOutput}`);
+    fail(spec, TypeError, `gradOutput must be a Tensor, got ${typeof gradOutput}`);
   }
   const grad = gradOutput;
   if (grad.disposed) {
-    fail(rule, TypeError, `gradOutput (${grad}) was disposed or its device closed`);
+    fail(spec, TypeError, `gradOutput (${grad}) was disposed or its device closed`);
   }
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
     fail(
-      rule,
+      spec,
       TypeError,
       `options must be an object with outputSize and inputSize, got ${show(options)}`,
     );
@@ -135,13 +101,13 @@ export function resolveUpsample(
   // for-in over own keys is Object.keys without the array it allocates on every call (V8 answers
   // hasOwnProperty of the for-in key from its enum cache; Object.hasOwn is not optimized that way).
   for (const key in opts) {
-    if (hasOwnProperty.call(opts, key) && !rule.keys.has(key)) {
-      fail(rule, TypeError, `unknown option "${key}" (allowed: ${[...rule.keys].join(", ")})`);
+    if (hasOwnProperty.call(opts, key) && !spec.keys.has(key)) {
+      fail(spec, TypeError, `unknown option "${key}" (allowed: ${[...spec.keys].join(", ")})`);
     }
   }
 
-  const outputSize = sizeList(opts.outputSize, "outputSize", spatial, rule);
-  const inputSize = sizeList(opts.inputSize, "inputSize", rank, rule);
+  const outputSize = sizeList(opts.outputSize, "outputSize", spatial, spec);
+  const inputSize = sizeList(opts.inputSize, "inputSize", rank, spec);
   let badIn = false, badOut = false;
   for (let i = 0; i < spatial; i++) {
     if (inputSize[2 + i] < 1) badIn = true;
@@ -150,10 +116,10 @@ export function resolveUpsample(
   if (badIn || badOut) {
     const inSpatial = inputSize.slice(2);
     const describe = (sizes: number[]): string =>
-      sizes.map((s, i) => `${rule.spatial[i]}: ${s}`).join(", ");
+      sizes.map((s, i) => `${spec.spatial[i]}: ${s}`).join(", ");
     const which = badOut ? badIn ? "inputSize and outputSize" : "outputSize" : "inputSize";
     fail(
-      rule,
+      spec,
       RangeError,
       `${which}: input and output sizes should be greater than 0, but got input ` +
         `(${describe(inSpatial)}) output (${describe(outputSize)})`,
@@ -163,9 +129,9 @@ export function resolveUpsample(
   const gradShape = grad.shape;
   if (gradShape.length !== rank) {
     fail(
-      rule,
+      spec,
       TypeError,
-      `gradOutput must be ${rank}-D [N, C, ${rule.spatial.join(", ")}], got shape ${
+      `gradOutput must be ${rank}-D [N, C, ${spec.spatial.join(", ")}], got shape ${
         show(gradShape)
       }`,
     );
@@ -175,7 +141,7 @@ export function resolveUpsample(
     const want = d < 2 ? inputSize[d] : outputSize[d - 2];
     const expected = [inputSize[0], inputSize[1], ...outputSize];
     fail(
-      rule,
+      spec,
       RangeError,
       `expected gradOutput to have the same shape as output [N, C, ...outputSize] = ` +
         `${show(expected)}; output.size(${d}) = ${want} but got gradOutput.size(${d}) = ` +
@@ -183,25 +149,25 @@ export function resolveUpsample(
     );
   }
 
-  const keys = rule.scaleKeys;
-  const first = resolveScale(op, rule, 0, opts[keys[0]], inputSize[2], outputSize[0]);
+  const keys = spec.scaleKeys;
+  const first = resolveScale(op, spec, 0, opts[keys[0]], inputSize[2], outputSize[0]);
   // Literals, not push(): a pushed-to empty array reserves room for 17 elements.
   const scales = spatial === 1
     ? [first]
-    : [first, resolveScale(op, rule, 1, opts[keys[1]], inputSize[3], outputSize[1])];
+    : [first, resolveScale(op, spec, 1, opts[keys[1]], inputSize[3], outputSize[1])];
 
   const alignCorners = opts.alignCorners ?? false;
   if (typeof alignCorners !== "boolean") {
-    fail(rule, TypeError, `alignCorners must be a boolean, got ${show(alignCorners)}`);
+    fail(spec, TypeError, `alignCorners must be a boolean, got ${show(alignCorners)}`);
   }
   const deterministic = opts.deterministic ?? grad.device.deterministic;
   if (typeof deterministic !== "boolean") {
-    fail(rule, TypeError, `deterministic must be a boolean, got ${show(deterministic)}`);
+    fail(spec, TypeError, `deterministic must be a boolean, got ${show(deterministic)}`);
   }
 
   const out = opts.out === undefined || opts.out === null
     ? null
-    : checkOut(rule, opts.out, grad, inputSize);
+    : checkOut(spec, opts.out, grad, inputSize);
 
   return {
     op,
@@ -217,37 +183,37 @@ export function resolveUpsample(
   };
 }
 
-function fail(rule: OpRule, Kind: typeof TypeError, message: string): never {
-  throw new Kind(`${rule.name}: ${message}`);
+function fail(spec: OpSpec, Kind: typeof TypeError, message: string): never {
+  throw new Kind(`${spec.name}: ${message}`);
 }
 
 // One scale factor: a number, finite, >= 0, consistent with the sizes, within aclnn's nearest-exact
 // limit. Returns it (+0 for "derive from the sizes").
 function resolveScale(
   op: UpsampleOp,
-  rule: OpRule,
+  spec: OpSpec,
   i: number,
   given: unknown,
   input: number,
   output: number,
 ): number {
-  const key = rule.scaleKeys[i];
+  const key = spec.scaleKeys[i];
   const value = given ?? 0;
   if (typeof value !== "number") {
-    fail(rule, TypeError, `${key} must be a number, got ${show(value)}`);
+    fail(spec, TypeError, `${key} must be a number, got ${show(value)}`);
   }
   const scale = value;
   if (!Number.isFinite(scale) || scale < 0) {
     fail(
-      rule,
+      spec,
       RangeError,
       `${key} must be a finite number >= 0 (0 = derive from sizes), got ${scale}`,
     );
   }
-  const dim = rule.spatial[i];
+  const dim = spec.spatial[i];
   if (scale > 0 && Math.floor(input * scale) !== output) {
     fail(
-      rule,
+      spec,
       RangeError,
       `${key} ${scale} does not match the sizes: outputSize ${dim} (${output}) must equal ` +
         `floor(inputSize ${dim} (${input}) * ${key}) = ${Math.floor(input * scale)}`,
@@ -258,7 +224,7 @@ function resolveScale(
   const ratio = scale > 0 ? 1 / scale : input / output;
   if (op !== "bilinear2d" && ratio < 1 / MAX_NEAREST_SCALE) {
     fail(
-      rule,
+      spec,
       RangeError,
       `nearest-exact enlarges ${dim} at most ${MAX_NEAREST_SCALE}x (aclnn: 1 / scale >= ` +
         `${1 / MAX_NEAREST_SCALE}), got inputSize ${dim} ${input} -> outputSize ${dim} ` +
@@ -271,32 +237,32 @@ function resolveScale(
 // The `out` option: a live tensor on gradOutput's device, of its dtype, of shape inputSize, not
 // overlapping it.
 function checkOut(
-  rule: OpRule,
+  spec: OpSpec,
   value: unknown,
   grad: Tensor,
   inputSize: readonly number[],
 ): Tensor {
   if (!isTensor(value)) {
-    fail(rule, TypeError, `out must be a Tensor, got ${show(value)}`);
+    fail(spec, TypeError, `out must be a Tensor, got ${show(value)}`);
   }
   const out = value;
-  if (out.disposed) fail(rule, TypeError, `out (${out}) was disposed or its device closed`);
+  if (out.disposed) fail(spec, TypeError, `out (${out}) was disposed or its device closed`);
   if (out.device !== grad.device) {
-    fail(rule, TypeError, `out is on another device (${out.device.name}) than gradOutput`);
+    fail(spec, TypeError, `out is on another device (${out.device.name}) than gradOutput`);
   }
   if (out.dtype !== grad.dtype) {
-    fail(rule, TypeError, `out dtype ${out.dtype} must equal gradOutput dtype ${grad.dtype}`);
+    fail(spec, TypeError, `out dtype ${out.dtype} must equal gradOutput dtype ${grad.dtype}`);
   }
   const shape = out.shape;
   if (
     shape.length !== inputSize.length ||
     mismatchedDim(shape, inputSize[0], inputSize[1], inputSize, 2) >= 0
   ) {
-    fail(rule, RangeError, `out shape ${show(shape)} must equal inputSize ${show(inputSize)}`);
+    fail(spec, RangeError, `out shape ${show(shape)} must equal inputSize ${show(inputSize)}`);
   }
   if (overlaps(out, grad)) {
     fail(
-      rule,
+      spec,
       RangeError,
       `out must not share memory with gradOutput (their storage ranges overlap)`,
     );
@@ -328,14 +294,14 @@ function mismatchedDim(
 }
 
 // A copy of a size list (each element read once, so what is checked is what is used), or a throw.
-function sizeList(value: unknown, name: string, length: number, rule: OpRule): number[] {
+function sizeList(value: unknown, name: string, length: number, spec: OpSpec): number[] {
   if (!Array.isArray(value)) {
-    fail(rule, TypeError, `${name} must be an array of ${length} integers, got ${show(value)}`);
+    fail(spec, TypeError, `${name} must be an array of ${length} integers, got ${show(value)}`);
   }
   const list = value as unknown[];
   if (list.length !== length) {
     fail(
-      rule,
+      spec,
       TypeError,
       `it is expected ${name} equals to ${length}, but got size ${list.length}`,
     );
@@ -345,16 +311,16 @@ function sizeList(value: unknown, name: string, length: number, rule: OpRule): n
   for (let i = 0; i < length; i++) {
     const size: unknown = list[i];
     if (typeof size !== "number") {
-      fail(rule, TypeError, `${name} must hold integers, got ${show(list)}`);
+      fail(spec, TypeError, `${name} must hold integers, got ${show(list)}`);
     }
     if (!Number.isSafeInteger(size) || size < 0) {
-      fail(rule, RangeError, `${name} values must be integers >= 0 below 2^53, got ${show(list)}`);
+      fail(spec, RangeError, `${name} values must be integers >= 0 below 2^53, got ${show(list)}`);
     }
     sizes[i] = size;
   }
   const count = elementCount(sizes);
   if (count > Number.MAX_SAFE_INTEGER) {
-    fail(rule, RangeError, `${name} ${show(list)} has ${count} elements, more than 2^53 - 1`);
+    fail(spec, RangeError, `${name} ${show(list)} has ${count} elements, more than 2^53 - 1`);
   }
   return sizes;
 }

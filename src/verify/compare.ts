@@ -4,7 +4,7 @@
  * far smaller than any single term, so the index mapping is checked exactly (for gradients bounded
  * away from 0) while the device's own summation order and rounding are allowed.
  *
- * The bound of an element (docs/device-semantics.md, "Comparing with the device"), with
+ * The bound (`src/rules/bound.ts`) of an element (docs/device-semantics.md, "Comparing with the device"), with
  * `u = 2^-24`, `m` the number of gradient terms that may reach it and `S` the sum of their |g|:
  * - nearest-exact: `2 m u S` (two float32 summations of the same `m` terms, any order);
  * - bilinear: `(2 (m + 2) u + δH + δW) S`, `δ = 4 u (inSize + 1)` per dimension for the weights
@@ -16,9 +16,8 @@
  * @module
  */
 
-import type { UpsampleParams } from "../backend.ts";
-import { type BilinearApi, bilinearRoute } from "../cpu/device_rules.ts";
-import { linearTable, nearestTables } from "../cpu/tables.ts";
+import type { BilinearApi } from "../rules/ascend_a2.ts";
+import type { BoundOptions, DeviceProblem } from "../rules/bound.ts";
 import { Device, deviceInternals } from "../device.ts";
 import { opApiName } from "../ffi/aclnn_call.ts";
 import { NpuBackend } from "../ffi/npu_backend.ts";
@@ -27,227 +26,24 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../ops/upsample.ts";
-import type { DType } from "../tensor/dtype.ts";
 import type { Tensor } from "../tensor/tensor.ts";
 
-/** One op call, as compared: sizes, scales (0 = from the sizes), dtype (the parameters every backend sees). */
-export type DeviceProblem = UpsampleParams;
+export {
+  type BoundOptions,
+  compareWithDevice,
+  deviceBounds,
+  type DeviceComparison,
+  type DeviceMismatch,
+  type DeviceProblem,
+} from "../rules/bound.ts";
 
-/** Options of {@link compareWithDevice} and {@link deviceReference}. */
-export interface DeviceCompareOptions {
-  /** Which bilinear aclnn API the NPU ran (default `"v2"`; see {@link bilinearApiOf}). */
-  readonly bilinearApi?: BilinearApi;
+/** Options of {@link deviceReference}. */
+export interface DeviceCompareOptions extends BoundOptions {
   /**
-   * {@link deviceReference} only: a CPU device to compute on (`numerics: "device"`, or
-   * `"pytorch"` for V1 bilinear); by default one is opened and closed per call.
+   * A CPU device to compute on (`numerics: "device"`, or `"pytorch"` for V1 bilinear); by default
+   * one is opened and closed per call.
    */
   readonly device?: Device;
-}
-
-/** One element outside its bound. */
-export interface DeviceMismatch {
-  /** Its index in the result, `[n, c, l]` or `[n, c, h, w]`. */
-  readonly index: readonly number[];
-  /** The NPU's value. */
-  readonly actual: number;
-  /** The device reference's value. */
-  readonly expected: number;
-  /** The largest difference allowed there. */
-  readonly bound: number;
-}
-
-/** The outcome of {@link compareWithDevice}. */
-export interface DeviceComparison {
-  /** True when every element lies within its bound. */
-  readonly ok: boolean;
-  /** Elements compared. */
-  readonly elements: number;
-  /** Elements outside their bound. */
-  readonly failures: number;
-  /** Largest `|actual - expected| / bound` (0 where both are equal; Infinity for a bound of 0). */
-  readonly maxViolation: number;
-  /** Largest `|actual - expected|`. */
-  readonly maxAbsError: number;
-  /** The first element (row-major) outside its bound. */
-  readonly firstFailure: DeviceMismatch | undefined;
-}
-
-const U = 2 ** -24;
-
-/** Per output index of one dimension: the inputs `[lo[o], hi[o]]` its term may reach. */
-interface Reach {
-  readonly lo: Int32Array;
-  readonly hi: Int32Array;
-  /** Relative error allowed for the weights of this dimension (0 for nearest-exact). */
-  readonly weightError: number;
-}
-
-function nearestReach(inSize: number, outSize: number, scale: number): Reach {
-  const index = nearestTables(inSize, outSize, scale, "device").index;
-  return { lo: index, hi: index, weightError: 0 };
-}
-
-function linearReach(
-  inSize: number,
-  outSize: number,
-  alignCorners: boolean,
-  scale: number,
-  rule: "pytorch" | "device",
-): Reach {
-  const t = linearTable(inSize, outSize, alignCorners, scale, rule);
-  const weightError = 4 * U * (inSize + 1);
-  const slack = 4 * weightError;
-  const lo = new Int32Array(outSize);
-  const hi = new Int32Array(outSize);
-  for (let o = 0; o < outSize; o++) {
-    // A coordinate within rounding of a cell boundary may fall on either side on the device.
-    lo[o] = Math.max(0, t.l1[o] < slack ? t.i0[o] - 1 : t.i0[o]);
-    hi[o] = Math.min(inSize - 1, t.l1[o] > 1 - slack ? t.i1[o] + 1 : t.i1[o]);
-  }
-  return { lo, hi, weightError };
-}
-
-const ONE: Reach = { lo: Int32Array.of(0), hi: Int32Array.of(0), weightError: 0 };
-
-function reaches(problem: DeviceProblem, api: BilinearApi): [Reach, Reach] {
-  const { op, inputSize, outputSize, scales, alignCorners } = problem;
-  if (op === "nearestExact1d") return [ONE, nearestReach(inputSize[2], outputSize[0], scales[0])];
-  if (op === "nearestExact2d") {
-    return [
-      nearestReach(inputSize[2], outputSize[0], scales[0]),
-      nearestReach(inputSize[3], outputSize[1], scales[1]),
-    ];
-  }
-  const route = bilinearRoute(problem, api);
-  const rule = route.kernel === "kernel" ? "device" : "pytorch";
-  return [
-    linearReach(inputSize[2], outputSize[0], alignCorners, route.scales[0], rule),
-    linearReach(inputSize[3], outputSize[1], alignCorners, route.scales[1], rule),
-  ];
-}
-
-/**
- * The bound of every element of the result (row-major, shape `inputSize`) for `gradOutput`
- * (row-major `[N, C, ...outputSize]`, float32 values), as described in the module documentation.
- *
- * @example
- * ```ts
- * import { deviceBounds } from "./compare.ts";
- * const problem = { op: "nearestExact1d", dtype: "float32", inputSize: [1, 1, 2], outputSize: [4], scales: [0], alignCorners: false } as const;
- * deviceBounds(problem, Float32Array.of(1, -1, 2, 2)); // [2 * 2 * 2^-24 * 2, 2 * 2 * 2^-24 * 4]
- * ```
- */
-export function deviceBounds(
-  problem: DeviceProblem,
-  gradOutput: Float32Array,
-  options: DeviceCompareOptions = {},
-): Float64Array {
-  const [h, w] = reaches(problem, options.bilinearApi ?? "v2");
-  const { inputSize } = problem;
-  const planes = inputSize[0] * inputSize[1];
-  const inH = h === ONE ? 1 : inputSize[2], inW = inputSize[inputSize.length - 1];
-  const outH = h.lo.length, outW = w.lo.length;
-  const bounds = new Float64Array(planes * inH * inW);
-  const rowSum = new Float64Array(outH * inW);
-  const rowCount = new Float64Array(inW);
-  const colCount = new Float64Array(inH);
-  for (let ow = 0; ow < outW; ow++) for (let i = w.lo[ow]; i <= w.hi[ow]; i++) rowCount[i]++;
-  for (let oh = 0; oh < outH; oh++) for (let i = h.lo[oh]; i <= h.hi[oh]; i++) colCount[i]++;
-  const bilinear = problem.op === "bilinear2d";
-  const perTerm = h.weightError + w.weightError;
-  for (let p = 0; p < planes; p++) {
-    rowSum.fill(0);
-    for (let oh = 0; oh < outH; oh++) {
-      const g = p * outH * outW + oh * outW;
-      for (let ow = 0; ow < outW; ow++) {
-        const a = Math.abs(gradOutput[g + ow]);
-        for (let i = w.lo[ow]; i <= w.hi[ow]; i++) rowSum[oh * inW + i] += a;
-      }
-    }
-    const base = p * inH * inW;
-    for (let oh = 0; oh < outH; oh++) {
-      for (let ih = h.lo[oh]; ih <= h.hi[oh]; ih++) {
-        for (let iw = 0; iw < inW; iw++) bounds[base + ih * inW + iw] += rowSum[oh * inW + iw];
-      }
-    }
-    for (let ih = 0; ih < inH; ih++) {
-      for (let iw = 0; iw < inW; iw++) {
-        const m = colCount[ih] * rowCount[iw];
-        const factor = bilinear ? 2 * (m + 2) * U + perTerm : 2 * m * U;
-        bounds[base + ih * inW + iw] *= factor;
-      }
-    }
-  }
-  return bounds;
-}
-
-/** One ulp of `dtype` at the magnitude of `x` (float16 and bfloat16; 0 for float32). */
-function dtypeUlp(dtype: DType, x: number): number {
-  if (dtype === "float32") return 0;
-  const a = Math.abs(x);
-  const mantissa = dtype === "float16" ? 10 : 7;
-  const minExponent = dtype === "float16" ? -14 : -126;
-  const e = a === 0 ? minExponent : Math.max(Math.floor(Math.log2(a)), minExponent);
-  return 2 ** (e - mantissa);
-}
-
-/**
- * Compares `actual` (the NPU's result) with `expected` (the device reference's, from
- * {@link deviceReference}) for the same `gradOutput`; all three row-major float32 values.
- *
- * @example
- * ```ts
- * import { compareWithDevice } from "./compare.ts";
- * const problem = { op: "nearestExact1d", dtype: "float32", inputSize: [1, 1, 2], outputSize: [41], scales: [0], alignCorners: false } as const;
- * const grad = new Float32Array(41).fill(1);
- * compareWithDevice(problem, grad, Float32Array.of(21, 20), Float32Array.of(20, 21)).ok; // false
- * ```
- */
-export function compareWithDevice(
-  problem: DeviceProblem,
-  gradOutput: Float32Array,
-  actual: Float32Array,
-  expected: Float32Array,
-  options: DeviceCompareOptions = {},
-): DeviceComparison {
-  const bounds = deviceBounds(problem, gradOutput, options);
-  if (actual.length !== bounds.length || expected.length !== bounds.length) {
-    throw new RangeError(
-      `compareWithDevice: inputSize [${problem.inputSize.join(", ")}] has ${bounds.length} ` +
-        `elements, got ${actual.length} actual and ${expected.length} expected`,
-    );
-  }
-  let failures = 0, maxViolation = 0, maxAbsError = 0;
-  let firstFailure: DeviceMismatch | undefined;
-  for (let k = 0; k < bounds.length; k++) {
-    const a = actual[k], e = expected[k];
-    if (a === e || (Number.isNaN(a) && Number.isNaN(e))) continue;
-    const diff = Math.abs(a - e);
-    const bound = bounds[k] + dtypeUlp(problem.dtype, Math.max(Math.abs(a), Math.abs(e)));
-    maxAbsError = Math.max(maxAbsError, Number.isNaN(diff) ? Infinity : diff);
-    const violation = bound > 0 ? diff / bound : Infinity;
-    maxViolation = Math.max(maxViolation, Number.isNaN(violation) ? Infinity : violation);
-    if (diff <= bound) continue;
-    failures++;
-    firstFailure ??= { index: unravel(k, problem.inputSize), actual: a, expected: e, bound };
-  }
-  return {
-    ok: failures === 0,
-    elements: bounds.length,
-    failures,
-    maxViolation,
-    maxAbsError,
-    firstFailure,
-  };
-}
-
-function unravel(flat: number, shape: readonly number[]): number[] {
-  const index = new Array<number>(shape.length);
-  for (let d = shape.length - 1; d >= 0; d--) {
-    index[d] = flat % shape[d];
-    flat = Math.floor(flat / shape[d]);
-  }
-  return index;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Runs an op call on the WebAssembly kernels when its tensors allow it: both in the kernels' heap,
- * both contiguous. Index tables come from `../scale.ts` (the same as the TypeScript kernels') and
+ * both contiguous. Index tables come from `src/rules/` (the same as the TypeScript kernels') and
  * are written into a scratch block in front of the kernels' work space, once per shape: a plan
  * records them, and a call on the shape of the previous call reuses tables already in place.
  *
@@ -10,9 +10,8 @@
 import type { StorageView, UpsampleCall, UpsampleOp } from "../../backend.ts";
 import { isContiguous } from "../../tensor/layout.ts";
 import type { CpuBuffer } from "../buffer.ts";
-import type { IndexRule } from "../device_rules.ts";
-import { cachedTable, longestRange, uniformFactor } from "../scale.ts";
-import { linearTable, nearestTables } from "../tables.ts";
+import { longestRange, uniformFactor } from "../../rules/pytorch.ts";
+import { cachedTable, linearTable, nearestTables, type TableRule } from "../../rules/tables.ts";
 import type { WasmKernels } from "./instance.ts";
 
 const DTYPE_CODE = { float32: 0, float16: 1, bfloat16: 2 } as const;
@@ -27,7 +26,7 @@ interface Plan {
   readonly scaleH: number;
   readonly scaleW: number;
   readonly alignCorners: boolean;
-  readonly rule: IndexRule;
+  readonly rule: TableRule;
   /** Tables, each written at `offsets[i]` bytes from the scratch base. */
   readonly tables: readonly (Int32Array | Float32Array)[];
   readonly offsets: readonly number[];
@@ -69,7 +68,7 @@ function buildPlan(
   scaleH: number,
   scaleW: number,
   alignCorners: boolean,
-  rule: IndexRule,
+  rule: TableRule,
 ): Plan {
   const tables: (Int32Array | Float32Array)[] = [];
   let wFactor = 0, maxRange = 0, down2 = false, work: number;

@@ -1,6 +1,6 @@
 /**
- * Scales and per-dimension index tables of the upsampling ops, in PyTorch CPU's float32
- * arithmetic (see docs/semantics.md). Every table is built once per call and dimension.
+ * PyTorch's rule: the scales and per-dimension index tables of its CPU upsampling kernels, in their
+ * float32 arithmetic (ATen's `UpSample.h`; docs/semantics.md states them in prose).
  *
  * @module
  */
@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { nearestExactScale } from "./scale.ts";
+ * import { nearestExactScale } from "./pytorch.ts";
  * nearestExactScale(4, 8, 0); // 0.5
  * nearestExactScale(3, 3, 1.3) === Math.fround(1 / 1.3); // true
  * ```
@@ -27,7 +27,7 @@ export function nearestExactScale(inSize: number, outSize: number, scales: numbe
  *
  * @example
  * ```ts
- * import { nearestExactScale, nearestExactSourceIndex } from "./scale.ts";
+ * import { nearestExactScale, nearestExactSourceIndex } from "./pytorch.ts";
  * const s = nearestExactScale(2, 41, 0);
  * nearestExactSourceIndex(20, s, 2); // 0 (the float32 product is 0.99999994)
  * ```
@@ -42,7 +42,7 @@ export function nearestExactSourceIndex(o: number, scale: number, inSize: number
  *
  * @example
  * ```ts
- * import { nearestExactIndexTable } from "./scale.ts";
+ * import { nearestExactIndexTable } from "./pytorch.ts";
  * nearestExactIndexTable(3, 3, 1.3); // Int32Array [0, 1, 1]
  * ```
  */
@@ -63,7 +63,7 @@ export function nearestExactIndexTable(
  *
  * @example
  * ```ts
- * import { rangeStarts } from "./scale.ts";
+ * import { rangeStarts } from "./pytorch.ts";
  * rangeStarts(Int32Array.of(0, 1, 1), 3); // Int32Array [0, 1, 3, 3]
  * ```
  */
@@ -87,7 +87,7 @@ export function rangeStarts(table: Int32Array, inSize: number): Int32Array {
  *
  * @example
  * ```ts
- * import { uniformFactor } from "./scale.ts";
+ * import { uniformFactor } from "./pytorch.ts";
  * uniformFactor(Int32Array.of(0, 2, 4)); // 2
  * uniformFactor(Int32Array.of(0, 1, 3)); // 0
  * ```
@@ -104,7 +104,7 @@ export function uniformFactor(starts: Int32Array): number {
  *
  * @example
  * ```ts
- * import { longestRange } from "./scale.ts";
+ * import { longestRange } from "./pytorch.ts";
  * longestRange(Int32Array.of(0, 1, 3, 3)); // 2
  * ```
  */
@@ -121,7 +121,7 @@ export function longestRange(starts: Int32Array): number {
  *
  * @example
  * ```ts
- * import { bilinearScale } from "./scale.ts";
+ * import { bilinearScale } from "./pytorch.ts";
  * bilinearScale(4, 7, true, 0); // 0.5
  * bilinearScale(4, 8, false, 0); // 0.5
  * ```
@@ -156,7 +156,7 @@ export interface LinearTable {
  *
  * @example
  * ```ts
- * import { linearIndexTable } from "./scale.ts";
+ * import { linearIndexTable } from "./pytorch.ts";
  * const t = linearIndexTable(2, 4, false, 0);
  * // t.i0 = [0, 0, 0, 1], t.i1 = [1, 1, 1, 1], t.l1 = [0, 0.25, 0.75, 0.25]
  * ```
@@ -199,28 +199,4 @@ export function linearIndexTable(
     l0[o] = Math.fround(1 - lambda);
   }
   return { i0, i1, l0, l1 };
-}
-
-const TABLE_CACHE_SIZE = 64;
-
-/**
- * Returns `cache.get(key)`, building and storing it first when missing; the cache is emptied when it
- * reaches 64 entries. For index tables, which are read-only once built: repeated calls on the same
- * shapes then skip rebuilding them.
- *
- * @example
- * ```ts
- * import { cachedTable, nearestExactIndexTable } from "./scale.ts";
- * const cache = new Map<string, Int32Array>();
- * const table = cachedTable(cache, "2:4:0", () => nearestExactIndexTable(2, 4, 0));
- * ```
- */
-export function cachedTable<T>(cache: Map<string, T>, key: string, build: () => T): T {
-  let table = cache.get(key);
-  if (table === undefined) {
-    table = build();
-    if (cache.size >= TABLE_CACHE_SIZE) cache.clear();
-    cache.set(key, table);
-  }
-  return table;
 }

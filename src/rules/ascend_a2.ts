@@ -1,5 +1,5 @@
 /**
- * The Ascend A2/A3 device's index rules as per-dimension tables, next to PyTorch's in `scale.ts`:
+ * The Ascend A2/A3 device's index rules as per-dimension tables, next to PyTorch's in `pytorch.ts`:
  * the CPU backend with `numerics: "device"` runs its usual kernels on these tables. Each rule names
  * the file of the public CANN operator source (repository `hicann/ops-cv`) it was read from;
  * docs/device-semantics.md states them in prose.
@@ -7,11 +7,8 @@
  * @module
  */
 
-import type { UpsampleParams } from "../backend.ts";
-import type { LinearTable } from "./scale.ts";
-
-/** Which index rules the CPU kernels follow: PyTorch's CPU kernels, or the Ascend device's. */
-export type IndexRule = "pytorch" | "device";
+import type { UpsampleParams } from "./ops.ts";
+import type { LinearTable } from "./pytorch.ts";
 
 /** Which bilinear aclnn API the device runs: V2 (current CANN) or the older V1. */
 export type BilinearApi = "v2" | "v1";
@@ -34,7 +31,7 @@ function skipsPass(scale: number): boolean {
  *
  * @example
  * ```ts
- * import { deviceNearestScale } from "./device_rules.ts";
+ * import { deviceNearestScale } from "./ascend_a2.ts";
  * deviceNearestScale(2, 41, 0); // 20.5
  * deviceNearestScale(27, 8, 0.3) === Math.fround(0.3); // true
  * ```
@@ -56,7 +53,7 @@ export function deviceNearestScale(inSize: number, outSize: number, scales: numb
  * then undefined), or when some outputs belong to no input
  * @example
  * ```ts
- * import { deviceNearestStarts } from "./device_rules.ts";
+ * import { deviceNearestStarts } from "./ascend_a2.ts";
  * deviceNearestStarts(2, 41, 0); // Int32Array [0, 20, 41]: output 20 goes to input 1
  * ```
  */
@@ -97,7 +94,7 @@ function checkSkippedPass(inSize: number, outSize: number, s: number): void {
  *
  * @example
  * ```ts
- * import { indexFromStarts } from "./device_rules.ts";
+ * import { indexFromStarts } from "./ascend_a2.ts";
  * indexFromStarts(Int32Array.of(0, 1, 3)); // Int32Array [0, 1, 1]
  * ```
  */
@@ -122,7 +119,7 @@ export function indexFromStarts(starts: Int32Array): Int32Array {
  * @throws {RangeError} when the pass is skipped although the sizes differ
  * @example
  * ```ts
- * import { deviceLinearTable } from "./device_rules.ts";
+ * import { deviceLinearTable } from "./ascend_a2.ts";
  * deviceLinearTable(3, 3, false, 1.3).i0; // Int32Array [0, 0, 1]: not the identity
  * ```
  */
@@ -196,7 +193,7 @@ const NO_SCALES: readonly number[] = Object.freeze([0, 0]);
  *
  * @example
  * ```ts
- * import { bilinearRoute } from "./device_rules.ts";
+ * import { bilinearRoute } from "./ascend_a2.ts";
  * const call = { inputSize: [1, 1, 4, 4], outputSize: [8, 8], scales: [2, 0], alignCorners: false };
  * bilinearRoute(call, "v2"); // { kernel: "sizes", scales: [0, 0] }: one scale only
  * ```
@@ -231,7 +228,7 @@ export function bilinearRoute(
  * @throws {RangeError} for a 1d call with N or C = 0
  * @example
  * ```ts
- * import { checkDeviceEmpty } from "./device_rules.ts";
+ * import { checkDeviceEmpty } from "./ascend_a2.ts";
  * checkDeviceEmpty({ op: "nearestExact2d", inputSize: [0, 2, 4, 4] }); // fine: an empty result
  * ```
  */

@@ -1,12 +1,12 @@
 /**
- * Numerics of the CPU backend: PyTorch's CPU kernels (default) or the Ascend A2/A3 device's rules,
- * reached by rewriting a call's index rule and scales (the kernels stay the same).
+ * Numerics of the CPU backend: PyTorch's CPU kernels (default) or the Ascend device's rules, reached
+ * by rewriting a call's table rule and scales (the kernels stay the same).
  *
  * @module
  */
 
 import type { UpsampleCall, UpsampleParams } from "../backend.ts";
-import { type BilinearApi, bilinearRoute, checkDeviceEmpty } from "./device_rules.ts";
+import { type BilinearApi, bilinearRoute, checkDeviceEmpty } from "./ascend_a2.ts";
 import { linearTable, nearestTables } from "./tables.ts";
 
 /** Whose results a device computes: PyTorch's CPU kernels', or the Ascend device's kernels'. */
@@ -35,10 +35,10 @@ export function deviceCall<C extends UpsampleParams & Pick<UpsampleCall<unknown>
   call: C,
   api: BilinearApi,
 ): C {
-  if (call.op !== "bilinear2d") return { ...call, rule: "device" };
+  if (call.op !== "bilinear2d") return { ...call, rule: "ascend-a2" };
   const route = bilinearRoute(call, api);
   return route.kernel === "kernel"
-    ? { ...call, rule: "device" }
+    ? { ...call, rule: "ascend-a2" }
     : { ...call, scales: route.scales, rule: "pytorch" };
 }
 
@@ -70,11 +70,11 @@ export function checkDeviceRules(
     const route = bilinearRoute(call, api);
     if (route.kernel === "sizes") return;
     for (let d = 0; d < 2; d++) {
-      linearTable(inputSize[2 + d], outputSize[d], call.alignCorners, route.scales[d], "device");
+      linearTable(inputSize[2 + d], outputSize[d], call.alignCorners, route.scales[d], "ascend-a2");
     }
     return;
   }
   for (let d = 0; d < spatial; d++) {
-    nearestTables(inputSize[2 + d], outputSize[d], scales[d], "device");
+    nearestTables(inputSize[2 + d], outputSize[d], scales[d], "ascend-a2");
   }
 }
