@@ -17,7 +17,7 @@
 
 import type { Device, DType, Tensor } from "../mod.ts";
 import { StreamTimer } from "../src/ffi/events.ts";
-import { processLanes } from "../tests/lanes.ts";
+import { processLanes } from "../tests/support/lanes.ts";
 import {
   BENCH_DTYPES,
   type BenchCase,

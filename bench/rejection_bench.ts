@@ -3,7 +3,7 @@
  * call (launch and synchronize; the baseline of each group). Validation runs before anything is
  * allocated, so a rejection costs the same whatever the sizes (2^53 elements included): a few
  * microseconds, more than a whole tiny call on the CPU backend and less than one on the emulated NPU.
- * `tests/robustness_invalid_test.ts` checks that rejections allocate and launch nothing and leaves
+ * `tests/api/robustness_invalid_test.ts` checks that rejections allocate and launch nothing and leaves
  * their speed to this benchmark.
  *
  * @module

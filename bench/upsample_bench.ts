@@ -1,7 +1,7 @@
 /**
  * `deno task bench`: every op x dtype of the shape suite (`cases.ts`) on the CPU backend (baseline: the
  * WebAssembly SIMD kernels at the default thread count), the same at one thread, the same backend
- * with its TypeScript kernels only, the emulated NPU and the real one (the lanes of `tests/lanes.ts`:
+ * with its TypeScript kernels only, the emulated NPU and the real one (the lanes of `tests/support/lanes.ts`:
  * `npu` is the CANN the library's own search finds, ignored with the reason printed where there is
  * none), one `deno bench` group per case and dtype. Kernel time measured on the device:
  * `device_time_bench.ts`.
@@ -15,7 +15,7 @@
 
 import { Device, type DType, type Tensor } from "../mod.ts";
 import { BENCH_DTYPES, type BenchCase, CASES, gradShape, makeGrad, runCase } from "./cases.ts";
-import { processLanes } from "../tests/lanes.ts";
+import { processLanes } from "../tests/support/lanes.ts";
 import { EMU_DIR } from "./emu.ts";
 
 /** Iterations of the large cases (tens of ms each): enough for a stable mean, a few minutes in all. */

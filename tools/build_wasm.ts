@@ -2,7 +2,7 @@
  * Builds the CPU backend's WebAssembly kernels: `deno task build:wasm` compiles the C sources of
  * `src/cpu/wasm/` with clang (apt: `clang lld`) and writes `src/cpu/wasm/kernels_wasm.ts` (the
  * module as base64, with the SHA-256 of the sources it came from). The generated file is committed,
- * so neither CI nor users need clang; `tests/cpu_wasm_test.ts` fails when a source changed without
+ * so neither CI nor users need clang; `tests/cpu/cpu_wasm_test.ts` fails when a source changed without
  * a rebuild.
  *
  * @module

@@ -70,7 +70,7 @@ torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
 
 
 def lcg_values(seed: int, n: int) -> np.ndarray:
-    """The generator shared with tests/fixtures.ts.
+    """The generator shared with tests/support/fixtures.ts.
 
     x = seed >>> 0; for each k: x = (x * 1664525 + 1013904223) mod 2^32; v_k = ((x >>> 16) % 255 - 127) / 64.
     """
@@ -818,7 +818,7 @@ def main() -> int:
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
 
-    # The lcg values hard-coded in tests/fixtures_test.ts.
+    # The lcg values hard-coded in tests/cpu/fixtures_test.ts.
     print("lcg(12345)[:6] =", lcg_values(12345, 6).tolist())
     print("lcg(0)[:3] =", lcg_values(0, 3).tolist(), " lcg(4294967295)[:3] =", lcg_values(MASK32, 3).tolist())
     print("lcg(7)[70000] =", float(lcg_values(7, 70001)[70000]))

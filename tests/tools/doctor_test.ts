@@ -1,0 +1,193 @@
+// `deno task doctor` run as users run it (a child Deno with the task's permissions): on the emulation
+// installed as a CANN toolkit (found through ASCEND_HOME_PATH), on variants, with nothing found and with
+// bad arguments; and its pieces in-process (a failing op reported with its fix).
+
+import assert from "node:assert/strict";
+import { Device } from "../../mod.ts";
+import { checkFromError, exitCodeOf, formatReport, splitFix } from "../../src/doctor/report.ts";
+import { compareCheck, smokeChecks } from "../../src/doctor/smoke.ts";
+import { type ChildResult, makeToolkit, removeTree, runDeno } from "../support/cann_tree.ts";
+import {
+  emu,
+  EMU_DIR,
+  EMU_NO_V2_DIR,
+  EMU_SPLIT_DIR,
+  EMU_TORCH_MAP_DIR,
+  EMULATED_LANE,
+} from "../support/helpers.ts";
+
+const DOCTOR = new URL("../../tools/doctor.ts", import.meta.url).pathname;
+const FLAGS = ["--allow-ffi", "--allow-env", "--allow-read"];
+const REAL_CANN = ["/usr/local/Ascend", "/opt/Ascend"].some((path) => {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+});
+
+async function doctor(env: Record<string, string>, args: string[] = []): Promise<ChildResult> {
+  return await runDeno(DOCTOR, { flags: FLAGS, env, args });
+}
+
+// Every [warn] and [FAIL] line is followed (after its detail lines) by a fix line.
+function assertFixes(report: string): void {
+  const lines = report.split("\n");
+  lines.forEach((line, i) => {
+    if (!/^\[(warn|FAIL)\]/.test(line)) return;
+    const rest = lines.slice(i + 1);
+    const end = rest.findIndex((next) => next.startsWith("["));
+    const block = end < 0 ? rest : rest.slice(0, end);
+    assert.ok(block.some((next) => /^ {7}fix: \S/.test(next)), `no fix for: ${line}\n${report}`);
+  });
+}
+
+Deno.test("doctor: the emulation installed as a CANN toolkit is found and every op checks out", async () => {
+  const root = makeToolkit();
+  const home = `${root}/ascend-toolkit/latest`;
+  try {
+    const { code, stdout, stderr } = await doctor({
+      ASCEND_HOME_PATH: home,
+      ASCEND_OPP_PATH: `${home}/opp`,
+    });
+    assert.equal(code, 0, stdout + stderr);
+    assert.match(
+      stdout,
+      new RegExp(`\\[ok\\] +CANN found in ${home}/lib64 \\(\\$ASCEND_HOME_PATH\\)`),
+    );
+    assert.ok(stdout.includes(`${home}/lib64/libascendcl.so -> ${EMU_DIR}libascendcl.so`), stdout);
+    assert.match(
+      stdout,
+      /\[ok\] +runtime: ACL \d+\.\d+\.\d+ \(aclrtGetVersion\), SoC Ascend910B\S*.*, 2 device\(s\)/,
+    );
+    assert.ok(stdout.includes(`[ok]   ASCEND_OPP_PATH=${home}/opp (exists)`), stdout);
+    assert.match(stdout, /\[ok\] +bilinear: aclnnUpsampleBilinear2dBackwardV2 available/);
+    assert.match(stdout, /\[ok\] +deterministic option \(ACL_OPT_DETERMINISTIC\) available/);
+    assert.match(stdout, /\[ok\] +Device\.open\(\) picks the NPU: Ascend910B/);
+    for (const op of ["NearestExact1d", "NearestExact2d", "Bilinear2d"]) {
+      assert.match(
+        stdout,
+        new RegExp(`\\[ok\\] +upsample${op}Backward \\[.* on Ascend.*match the device reference`),
+      );
+    }
+    assert.doesNotMatch(stdout, /\[FAIL\]/);
+    assertFixes(stdout);
+    assert.equal(stderr, "", "no fallback warning from the library");
+  } finally {
+    removeTree(root);
+  }
+});
+
+Deno.test("doctor: a CANN without V2 bilinear, and the split operator library, through ACLNN_LIB_DIR", async () => {
+  const v1 = await doctor({ ACLNN_LIB_DIR: EMU_NO_V2_DIR });
+  assert.equal(v1.code, 0, v1.stdout);
+  assert.match(v1.stdout, /\(ACLNN_LIB_DIR given: no other place is searched\)/);
+  assert.match(
+    v1.stdout,
+    /\[warn\] bilinear: only V1 .*\n {7}fix: install a CANN whose operator library has aclnnUpsampleBilinear2dBackwardV2/,
+  );
+  assert.match(
+    v1.stdout,
+    /\[warn\] ASCEND_OPP_PATH is not set\n {7}fix: source your CANN's set_env\.sh/,
+  );
+  assertFixes(v1.stdout);
+  const split = await doctor({ ACLNN_LIB_DIR: EMU_SPLIT_DIR });
+  assert.equal(split.code, 0, split.stdout);
+  assert.match(split.stdout, /split\/?\/libopapi_cv\.so/);
+  assert.match(split.stdout, /libopapi\.so: loads, but has none of the upsample operators/);
+});
+
+Deno.test("doctor: a CANN whose nearest-exact maps like PyTorch fails the smoke run, with the fix", async () => {
+  const { code, stdout } = await doctor({ ACLNN_LIB_DIR: EMU_TORCH_MAP_DIR });
+  assert.equal(code, 1, stdout);
+  assert.match(
+    stdout,
+    /\[FAIL\] upsampleNearestExact1dBackward \[1,3,2\] from \[41\] .*values outside the device reference's bound/,
+  );
+  assert.match(stdout, /\[ok\] +upsampleBilinear2dBackward/);
+  assertFixes(stdout);
+});
+
+Deno.test({
+  name: "doctor: nothing found fails with the places searched and the fix",
+  ignore: REAL_CANN,
+}, async () => {
+  const { code, stdout } = await doctor({ ASCEND_HOME_PATH: "/nonexistent/toolkit" });
+  assert.equal(code, 1, stdout);
+  assert.match(
+    stdout,
+    /\[info\] searched, in order:\n {7}\/nonexistent\/toolkit\/lib64 \(\$ASCEND_HOME_PATH\)/,
+  );
+  assert.match(
+    stdout,
+    /\[FAIL\] no CANN found\n(?: {7}.*\n)* {7}fix: source your CANN's set_env\.sh/,
+  );
+  assert.match(stdout, /\[FAIL\] Device\.open\(\) picks the CPU backend: no CANN found/);
+  assertFixes(stdout);
+});
+
+Deno.test("doctor: a device that does not exist fails with the count and the fix; bad arguments exit 2", async () => {
+  const { code, stdout } = await doctor({ ACLNN_LIB_DIR: EMU_DIR }, ["--device-id", "5"]);
+  assert.equal(code, 1, stdout);
+  assert.match(
+    stdout,
+    /\[FAIL\] Device\.open\(\) picks the CPU backend: no usable NPU\n {7}deviceId 5 is out of range.*2 device\(s\)\n {7}fix: use a deviceId below 2/,
+  );
+  assertFixes(stdout);
+  const bad = await doctor({}, ["--device-id", "x"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--device-id must be an integer >= 0, got "x"/);
+  const unknown = await doctor({}, ["--verbose"]);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /--verbose/);
+});
+
+Deno.test("doctor: without --allow-ffi the report fails with the flag to use", async () => {
+  const { code, stdout } = await runDeno(DOCTOR, {
+    flags: ["--allow-env", "--allow-read"],
+    env: { ACLNN_LIB_DIR: EMU_DIR },
+  });
+  assert.equal(code, 1, stdout);
+  assert.match(
+    stdout,
+    /\[FAIL\] CANN search: NotCapable: the NPU path needs --allow-ffi without a path/,
+  );
+  assert.match(stdout, /fix: run with --allow-ffi/);
+  assertFixes(stdout);
+});
+
+EMULATED_LANE.test("doctor: a failing op is reported with its fix, and one differing value fails", async () => {
+  using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
+  emu().aclemuFailNextLaunch(561107);
+  try {
+    const checks = await smokeChecks(npu);
+    assert.equal(checks[0].status, "fail");
+    assert.match(
+      checks[0].title,
+      /upsampleNearestExact1dBackward \[1,3,2\] from \[41\] on .*561107/,
+    );
+    assert.match(checks[0].fix!, /ASCEND_OPP_PATH/);
+    assert.deepEqual(checks.slice(1).map((check) => check.status), ["ok", "ok"]);
+    assert.equal(exitCodeOf(checks), 1);
+  } finally {
+    emu().aclemuResetFaults();
+  }
+  const fine = await smokeChecks(npu);
+  assert.equal(exitCodeOf(fine), 0);
+  assert.match(formatReport(fine), /^\[ok\] {3}upsampleNearestExact1dBackward/);
+  // A single differing bit fails, naming the element; NaN equals NaN.
+  const differs = compareCheck("op", Float32Array.of(1, -0, 3), Float32Array.of(1, 0, 3), "ref");
+  assert.equal(differs.status, "fail");
+  assert.match(
+    differs.title,
+    /1 of 3 values differ from those of ref \(element 1: -0, expected 0\)/,
+  );
+  assert.match(differs.fix!, /deno task verify/);
+  assert.equal(compareCheck("op", Float32Array.of(NaN), Float32Array.of(NaN), "ref").status, "ok");
+  // The report's pieces: a fix line is split off, and carried into the check.
+  assert.deepEqual(splitFix("a\nb; fix: c"), { lines: ["a", "b"], fix: "c" });
+  const check = checkFromError("fail", "x", new RangeError("bad\nfix: good"), "other");
+  assert.equal(check.fix, "good");
+  assert.equal(formatReport([check]), "[FAIL] x: RangeError: bad\n       fix: good");
+});

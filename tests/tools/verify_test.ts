@@ -1,0 +1,183 @@
+// `deno task verify`: its command line (bad values are errors naming the flag and the value) and the
+// configurations it runs (seeded, with tie and one-scale bilinear cases, all valid for the ops).
+
+import assert from "node:assert/strict";
+import {
+  Device,
+  upsampleBilinear2dBackward,
+  upsampleNearestExact1dBackward,
+  upsampleNearestExact2dBackward,
+} from "../../mod.ts";
+import { parseVerifyArgs, UsageError } from "../../src/verify/args.ts";
+import { makeCases } from "../../src/verify/cases.ts";
+import { emu, EMU_DIR, EMU_TORCH_MAP_DIR, EMULATED_LANE } from "../support/helpers.ts";
+import { verifyDevice, type VerifySummary } from "../../src/verify/main.ts";
+
+Deno.test("verify: the command line", () => {
+  const defaults = parseVerifyArgs([]);
+  assert.equal(defaults.cases, 100);
+  assert.equal(defaults.seed, 1);
+  assert.equal(defaults.libDir, undefined);
+  assert.deepEqual(defaults.dtypes, ["float32", "float16", "bfloat16"]);
+  const given = parseVerifyArgs([
+    "--cases",
+    "7",
+    "--seed=42",
+    "--lib-dir",
+    "/opt/cann/lib64",
+    "--dtype",
+    "bfloat16",
+    "--device-id",
+    "1",
+  ]);
+  assert.deepEqual(given, {
+    cases: 7,
+    seed: 42,
+    libDir: "/opt/cann/lib64",
+    deviceId: 1,
+    dtypes: ["bfloat16"],
+  });
+  const bad: Array<[string[], RegExp]> = [
+    [["--cases", "abc"], /--cases must be an integer >= 1, got "abc"/],
+    [["--cases", "0"], /--cases must be an integer >= 1, got "0"/],
+    [["--cases", "2.5"], /--cases must be an integer >= 1, got "2.5"/],
+    [["--seed=-1"], /--seed must be an integer >= 0, got "-1"/],
+    [
+      ["--dtype", "float64"],
+      /--dtype must be one of float32, float16, bfloat16 or all, got "float64"/,
+    ],
+    [["--device-id", "x"], /--device-id must be an integer >= 0, got "x"/],
+    [["--lib-dir", ""], /--lib-dir must be a folder/],
+    [["--frobnicate"], /verify: .*frobnicate.*\nusage: deno task verify/s],
+    [["stray"], /verify: .*stray.*\nusage: deno task verify/s],
+  ];
+  for (const [args, message] of bad) {
+    assert.throws(() => parseVerifyArgs(args), (error) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.match(error.message, message);
+      return true;
+    });
+  }
+});
+
+Deno.test("verify: the cases are seeded, valid, and include ties and one-scale bilinear", async () => {
+  // Valid for several seeds, not just one: every case below is run through the op's validation.
+  const cases = [1, 2, 3].flatMap((seed) => makeCases(200, seed, ["float32", "float16"]));
+  assert.deepEqual(
+    makeCases(200, 3, ["float32", "float16"]),
+    cases.slice(400),
+    "same seed, same cases",
+  );
+  assert.notDeepEqual(makeCases(200, 4, ["float32", "float16"]), cases.slice(400));
+  const kinds = new Map<string, number>();
+  for (const c of cases) kinds.set(c.kind, (kinds.get(c.kind) ?? 0) + 1);
+  assert.equal(kinds.get("tie"), 120);
+  assert.equal(kinds.get("one-scale"), 120);
+  for (const c of cases.filter((c) => c.kind === "one-scale")) {
+    assert.equal(c.op, "bilinear2d");
+    assert.equal(c.scales.filter((s) => s > 0).length, 1, JSON.stringify(c));
+  }
+  assert.ok(cases.every((c) => c.dtype === "float32" || c.dtype === "float16"));
+  assert.deepEqual(
+    new Set(cases.map((c) => c.op)),
+    new Set(["nearestExact1d", "nearestExact2d", "bilinear2d"]),
+  );
+  // Every case is a valid call (validation throws otherwise).
+  using cpu = Device.open({ backend: "cpu" });
+  for (const c of cases) {
+    const gradShape = [c.inputSize[0], c.inputSize[1], ...c.outputSize];
+    using grad = cpu.zeros(gradShape, { dtype: c.dtype });
+    const { outputSize, inputSize, scales } = c;
+    using _result = c.op === "nearestExact1d"
+      ? upsampleNearestExact1dBackward(grad, { outputSize, inputSize, scales: scales[0] })
+      : c.op === "nearestExact2d"
+      ? upsampleNearestExact2dBackward(grad, {
+        outputSize,
+        inputSize,
+        scalesH: scales[0],
+        scalesW: scales[1],
+      })
+      : upsampleBilinear2dBackward(grad, {
+        outputSize,
+        inputSize,
+        scalesH: scales[0],
+        scalesW: scales[1],
+        alignCorners: c.alignCorners,
+      });
+  }
+  await cpu.synchronize();
+});
+
+const MAIN = new URL("../../src/verify/main.ts", import.meta.url).pathname;
+
+/** Runs `deno task verify`'s script in a child Deno (the libDir decides which emulation it loads). */
+async function verify(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-ffi", "--allow-env", "--allow-read", MAIN, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decode = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
+  return { code: output.code, out: decode(output.stdout), err: decode(output.stderr) };
+}
+
+Deno.test("verify: passes on the emulated device and reports where it differs from PyTorch", async () => {
+  const { code, out, err } = await verify(["--cases", "40", "--seed", "5", "--lib-dir", EMU_DIR]);
+  assert.equal(code, 0, out + err);
+  assert.match(out, /40 configurations on Ascend\S* .*: 40 match the device reference/);
+  assert.doesNotMatch(out, /MISMATCH/);
+  // The tie and one-scale cases differ from PyTorch; each differing configuration shows an example.
+  const semantics = out.match(
+    /differences from PyTorch semantics .*: (\d+) of 40 configurations, (\d+) elements/,
+  );
+  assert.ok(semantics, out);
+  assert.ok(Number(semantics[1]) >= 5 && Number(semantics[2]) >= Number(semantics[1]), out);
+  assert.match(
+    out,
+    /\(tie\): \d+ of \d+ elements differ, e\.g\. \[[\d, ]+\]: NPU \S+, PyTorch \S+/,
+  );
+  assert.match(out, /\(one-scale\): \d+ of \d+ elements differ/);
+});
+
+Deno.test("verify: fails on an emulation that maps nearest-exact like PyTorch", async () => {
+  const { code, out, err } = await verify([
+    "--cases",
+    "40",
+    "--seed",
+    "5",
+    "--lib-dir",
+    EMU_TORCH_MAP_DIR,
+  ]);
+  assert.equal(code, 1, out + err);
+  assert.match(out, /MISMATCH nearestExact[12]d .*\(tie\): \d+ of \d+ elements differ/);
+  assert.match(out, /40 configurations on .*: \d+ match the device reference .*, [1-9]\d* do not/);
+});
+
+Deno.test("verify: bad arguments are an error with the flag and value, exit status 2", async () => {
+  const { code, out, err } = await verify(["--cases", "abc"]);
+  assert.equal(code, 2, out + err);
+  assert.match(err, /verify: --cases must be an integer >= 1, got "abc"/);
+  assert.equal(out, "");
+});
+
+EMULATED_LANE.test("verify: a runtime failure in one configuration is reported and counted, the run goes on", async () => {
+  using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
+  const lines: string[] = [];
+  emu().aclemuFailNextLaunch(507015);
+  let summary: VerifySummary;
+  try {
+    summary = await verifyDevice(npu, parseVerifyArgs(["--cases", "6"]), (l) => lines.push(l));
+  } finally {
+    emu().aclemuResetFaults();
+  }
+  assert.equal(summary.cases, 6);
+  assert.equal(summary.failures, 1, lines.join("\n"));
+  assert.match(
+    lines.join("\n"),
+    /^ERROR \S+ .*failed with 507015 \(ACL_ERROR_RT_AICORE_EXCEPTION\)/m,
+  );
+  assert.match(
+    lines.join("\n"),
+    /6 configurations on .*: 5 match the device reference .*, 1 do not/,
+  );
+});
