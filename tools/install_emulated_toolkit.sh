@@ -18,7 +18,7 @@
 # The libraries are symlinks to the build by default: the dynamic loader identifies a library by its
 # file, so a process that also opens the build folder itself (the tests' emulated lane) gets one runtime.
 # --copy installs independent copies instead, as a real CANN next to the emulation is: then a process
-# must load only one of the two (see tests/lanes.ts).
+# must load only one of the two (see tests/support/lanes.ts).
 set -euo pipefail
 
 usage() {

@@ -17,7 +17,11 @@ import {
 import type { Backend } from "../../src/backend.ts";
 import { deviceInternals } from "../../src/device.ts";
 import type { NpuBackend } from "../../src/ffi/npu_backend.ts";
-import { assertMatchesDeviceOp, type OpOptions, type UpsampleFunction } from "../support/device_model.ts";
+import {
+  assertMatchesDeviceOp,
+  type OpOptions,
+  type UpsampleFunction,
+} from "../support/device_model.ts";
 import {
   assertBitEqual,
   assertClose,

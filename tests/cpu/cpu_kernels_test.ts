@@ -12,7 +12,10 @@ import {
   type StridedArray,
 } from "../../src/cpu/mod.ts";
 import { decodeInto, type DType, DTYPES, encodeInto } from "../../src/tensor/dtype.ts";
-import { referenceBilinear2dBackward, referenceNearestExactBackward } from "../support/reference.ts";
+import {
+  referenceBilinear2dBackward,
+  referenceNearestExactBackward,
+} from "../support/reference.ts";
 import { rng as prng } from "../support/helpers.ts";
 
 // ---------------------------------------------------------------- helpers

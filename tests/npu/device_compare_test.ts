@@ -18,7 +18,13 @@ import {
 } from "../../src/verify/compare.ts";
 import { assertMatchesDevice } from "../support/device_match.ts";
 import { describeCase, makeCases } from "../../src/verify/cases.ts";
-import { EMU_DIR, EMU_NO_V2_DIR, EMU_TORCH_MAP_DIR, EMULATED_LANE, roundTo } from "../support/helpers.ts";
+import {
+  EMU_DIR,
+  EMU_NO_V2_DIR,
+  EMU_TORCH_MAP_DIR,
+  EMULATED_LANE,
+  roundTo,
+} from "../support/helpers.ts";
 
 const U = 2 ** -24;
 

@@ -13,7 +13,10 @@ import {
 } from "../../mod.ts";
 import { assertMatchesDeviceOp, deviceModel } from "../support/device_model.ts";
 import { assertBitEqual, assertClose, BACKENDS, roundTo } from "../support/helpers.ts";
-import { referenceBilinear2dBackward, referenceNearestExactBackward } from "../support/reference.ts";
+import {
+  referenceBilinear2dBackward,
+  referenceNearestExactBackward,
+} from "../support/reference.ts";
 
 interface TieCase {
   readonly inputSize: number[];

@@ -25,7 +25,10 @@ import {
   rng,
   roundTo,
 } from "../support/helpers.ts";
-import { referenceBilinear2dBackward, referenceNearestExactBackward } from "../support/reference.ts";
+import {
+  referenceBilinear2dBackward,
+  referenceNearestExactBackward,
+} from "../support/reference.ts";
 
 type Op = "nearestExact1d" | "nearestExact2d" | "bilinear2d";
 type GradLayout = "contiguous" | "channelsLast" | "transposed" | "offset" | "stepped";

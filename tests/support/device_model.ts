@@ -24,7 +24,11 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
-import { compareWithDevice, type DeviceProblem, deviceReference } from "../../src/verify/compare.ts";
+import {
+  compareWithDevice,
+  type DeviceProblem,
+  deviceReference,
+} from "../../src/verify/compare.ts";
 import { referenceDevice } from "./device_match.ts";
 import { roundTo } from "./helpers.ts";
 

@@ -4,7 +4,12 @@
 // per check; any failed assertion exits non-zero.
 
 import assert from "node:assert/strict";
-import { AclError, Device, MissingSymbolError, upsampleNearestExact2dBackward } from "../../../mod.ts";
+import {
+  AclError,
+  Device,
+  MissingSymbolError,
+  upsampleNearestExact2dBackward,
+} from "../../../mod.ts";
 import { deviceInternals } from "../../../src/device.ts";
 import type { NpuBackend } from "../../../src/ffi/npu_backend.ts";
 
