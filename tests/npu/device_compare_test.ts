@@ -1,4 +1,4 @@
-// src/verify/compare.ts and tests/support/device_match.ts: a result within the documented bound of the
+// cli/verify/compare.ts and tests/support/device_match.ts: a result within the documented bound of the
 // device reference passes, a displaced gradient (PyTorch's mapping at a tie) or an error beyond
 // the bound fails with the first failing index; the emulated NPU matches the reference.
 
@@ -15,9 +15,9 @@ import {
   deviceBounds,
   type DeviceProblem,
   deviceReference,
-} from "../../src/verify/compare.ts";
+} from "../../cli/verify/compare.ts";
 import { assertMatchesDevice } from "../support/device_match.ts";
-import { describeCase, makeCases } from "../../src/verify/cases.ts";
+import { describeCase, makeCases } from "../../cli/verify/cases.ts";
 import {
   EMU_DIR,
   EMU_NO_V2_DIR,

@@ -133,7 +133,7 @@ for (const lane of NPU_LANES) {
           { ...config, scales: scalesH, scalesH, scalesW },
           `${dtype} ${JSON.stringify(config)}`,
         );
-        // And the library's own device reference (src/verify/compare.ts), as `deno task verify` uses it.
+        // And the library's own device reference (cli/verify/compare.ts), as `deno task verify` uses it.
         await assertMatchesDevice(actual, grad, config, {
           label: `${dtype} ${JSON.stringify(config)}`,
         });

@@ -19,7 +19,7 @@ import { launchAclnn, type NpuBuffer } from "../../src/ffi/aclnn_call.ts";
 import { MAX_VIEWS_PER_BUFFER } from "../../src/ffi/descriptors.ts";
 import type { NpuBackend } from "../../src/ffi/npu_backend.ts";
 import { tensorInternals } from "../../src/tensor/tensor.ts";
-import { deviceReference } from "../../src/verify/compare.ts";
+import { deviceReference } from "../../cli/verify/compare.ts";
 import { assertBitEqual, emu, EMU_DIR, EMULATED_LANE, emuLive, rng } from "../support/helpers.ts";
 
 const openNpu = (): Device => Device.open({ backend: "npu", libDir: EMU_DIR });
@@ -33,7 +33,7 @@ const OPTIONS = { outputSize: [4, 4], inputSize: [1, 2, 2, 2] };
 const GRAD_SHAPE = [1, 2, 4, 4];
 
 /**
- * What the device computes for nearest-exact 2d (the device reference, `src/verify/compare.ts`). The
+ * What the device computes for nearest-exact 2d (the device reference, `cli/verify/compare.ts`). The
  * gradients are multiples of 1/64 summed a few at a time, so every sum is exact and its bits do not
  * depend on the order.
  */

@@ -1,7 +1,7 @@
 /**
  * `assertMatchesDevice`: a test assertion that a result (from an NPU, emulated or real) is what the
  * Ascend device computes — the device reference (CPU backend, `numerics: "device"`) within the
- * bound of `src/verify/compare.ts` (index mapping exact, sums within k·u·Σ|g|).
+ * bound of `cli/verify/compare.ts` (index mapping exact, sums within k·u·Σ|g|).
  *
  * @module
  */
@@ -15,7 +15,7 @@ import {
   compareWithDevice,
   type DeviceComparison,
   deviceReference,
-} from "../../src/verify/compare.ts";
+} from "../../cli/verify/compare.ts";
 
 const referenceDevices = new Map<string, Device>();
 

@@ -28,7 +28,7 @@ import {
   compareWithDevice,
   type DeviceProblem,
   deviceReference,
-} from "../../src/verify/compare.ts";
+} from "../../cli/verify/compare.ts";
 import { referenceDevice } from "./device_match.ts";
 import { roundTo } from "./helpers.ts";
 
@@ -331,7 +331,7 @@ export type UpsampleFunction =
 /**
  * Throws unless `actual` is what the device computes for `op` on `values` (logical float32 values of
  * a gradient stored in `dtype`, shape `[N, C, ...outputSize]`): within the bound of
- * `src/verify/compare.ts` of the library's device reference (the CPU backend with
+ * `cli/verify/compare.ts` of the library's device reference (the CPU backend with
  * `numerics: "device"`), and within {@link assertMatchesDeviceModel}'s bound of this independent
  * model, so the library's reference and the emulator are each checked against a second reading of
  * the kernels.

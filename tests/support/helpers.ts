@@ -10,7 +10,7 @@ import type { Device, DType, Tensor } from "../../mod.ts";
 import { bfloat16BitsFromNumber, bfloat16BitsToNumber } from "../../src/tensor/dtype.ts";
 import { emulationDir } from "../../tools/emu_dir.ts";
 import { type BackendCase, processLanes } from "./lanes.ts";
-import { seededRandom } from "../../src/verify/cases.ts";
+import { seededRandom } from "../../cli/verify/cases.ts";
 
 /**
  * Folder of the host emulation build for the platform the tests run on (`deno task build:native`;

@@ -4,8 +4,8 @@
 
 import assert from "node:assert/strict";
 import { Device } from "../../mod.ts";
-import { checkFromError, exitCodeOf, formatReport, splitFix } from "../../src/doctor/report.ts";
-import { compareCheck, smokeChecks } from "../../src/doctor/smoke.ts";
+import { checkFromError, exitCodeOf, formatReport, splitFix } from "../../cli/doctor/report.ts";
+import { compareCheck, smokeChecks } from "../../cli/doctor/smoke.ts";
 import { type ChildResult, makeToolkit, removeTree, runDeno } from "../support/cann_tree.ts";
 import {
   emu,
@@ -16,7 +16,7 @@ import {
   EMULATED_LANE,
 } from "../support/helpers.ts";
 
-const DOCTOR = new URL("../../tools/doctor.ts", import.meta.url).pathname;
+const DOCTOR = new URL("../../cli/doctor/main.ts", import.meta.url).pathname;
 const FLAGS = ["--allow-ffi", "--allow-env", "--allow-read"];
 const REAL_CANN = ["/usr/local/Ascend", "/opt/Ascend"].some((path) => {
   try {

@@ -8,10 +8,10 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
-import { parseVerifyArgs, UsageError } from "../../src/verify/args.ts";
-import { makeCases } from "../../src/verify/cases.ts";
+import { parseVerifyArgs, UsageError } from "../../cli/verify/args.ts";
+import { makeCases } from "../../cli/verify/cases.ts";
 import { emu, EMU_DIR, EMU_TORCH_MAP_DIR, EMULATED_LANE } from "../support/helpers.ts";
-import { verifyDevice, type VerifySummary } from "../../src/verify/main.ts";
+import { verifyDevice, type VerifySummary } from "../../cli/verify/verify.ts";
 
 Deno.test("verify: the command line", () => {
   const defaults = parseVerifyArgs([]);
@@ -36,6 +36,7 @@ Deno.test("verify: the command line", () => {
     libDir: "/opt/cann/lib64",
     deviceId: 1,
     dtypes: ["bfloat16"],
+    help: false,
   });
   const bad: Array<[string[], RegExp]> = [
     [["--cases", "abc"], /--cases must be an integer >= 1, got "abc"/],
@@ -108,7 +109,7 @@ Deno.test("verify: the cases are seeded, valid, and include ties and one-scale b
   await cpu.synchronize();
 });
 
-const MAIN = new URL("../../src/verify/main.ts", import.meta.url).pathname;
+const MAIN = new URL("../../cli/verify/main.ts", import.meta.url).pathname;
 
 /** Runs `deno task verify`'s script in a child Deno (the libDir decides which emulation it loads). */
 async function verify(args: string[]): Promise<{ code: number; out: string; err: string }> {

@@ -1,27 +1,23 @@
 /**
- * `deno task verify`: runs seeded random configurations of the three ops on an NPU (real CANN, or the
- * host emulation) and checks each result against the device reference — the CPU backend computing what
- * the Ascend A2/A3 kernels compute (`numerics: "device"`): index mapping exact, every element within
- * the documented bound. Separately it reports where and how much the device differs from PyTorch's
- * semantics (the CPU backend's default), which is expected and never a failure.
- *
- *     deno task verify --cases 200 --seed 7 --lib-dir /usr/local/Ascend/ascend-toolkit/latest/lib64
- *
- * Exit status: 0 all within bounds, 1 a result outside its bound (or a configuration the runtime
- * failed, printed as ERROR), 2 bad arguments or no NPU.
+ * The verification behind `deno task verify` (the command is `main.ts`): seeded random configurations
+ * of the three ops run on an NPU (real CANN, or the host emulation), each result checked against the
+ * device reference — the CPU backend computing what the Ascend A2/A3 kernels compute
+ * (`numerics: "device"`): index mapping exact, every element within the documented bound. Separately
+ * it reports where and how much the device differs from PyTorch's semantics (the CPU backend's
+ * default), which is expected and never a failure.
  *
  * @module
  */
 
-import { Device } from "../device.ts";
-import { AclError } from "../ffi/status.ts";
-import type { Tensor } from "../tensor/tensor.ts";
+import { Device } from "../../src/device.ts";
+import { AclError } from "../../src/ffi/status.ts";
+import type { Tensor } from "../../src/tensor/tensor.ts";
 import {
   upsampleBilinear2dBackward,
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
-} from "../ops/upsample.ts";
-import { parseVerifyArgs, UsageError, type VerifyOptions } from "./args.ts";
+} from "../../src/ops/upsample.ts";
+import type { VerifyOptions } from "./args.ts";
 import { describeCase, makeCases, seededRandom, type VerifyCase } from "./cases.ts";
 import {
   bilinearApiOf,
@@ -47,6 +43,9 @@ export interface VerifySummary {
  *
  * @example
  * ```ts ignore
+ * import { Device } from "@aclnn/upsample";
+ * import { parseVerifyArgs } from "./args.ts";
+ * import { verifyDevice } from "./verify.ts";
  * using npu = Device.open({ backend: "npu" });
  * const summary = await verifyDevice(npu, parseVerifyArgs([]), console.log);
  * ```
@@ -140,36 +139,3 @@ function launch(grad: Tensor, c: VerifyCase): Tensor {
     ? upsampleNearestExact2dBackward(grad, options)
     : upsampleBilinear2dBackward(grad, { ...options, alignCorners: c.alignCorners });
 }
-
-/**
- * The command: parses `args`, opens the device Device.open picks (with `--lib-dir`/`--device-id`),
- * verifies it, and returns the exit status.
- *
- * @example
- * ```ts ignore
- * Deno.exit(await main(["--cases", "50"]));
- * ```
- */
-export async function main(args: readonly string[]): Promise<number> {
-  let options: VerifyOptions;
-  try {
-    options = parseVerifyArgs(args);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(error.message);
-    return 2;
-  }
-  using npu = Device.open({ libDir: options.libDir, deviceId: options.deviceId });
-  if (npu.backend !== "npu") {
-    console.error(
-      `verify: no NPU found (Device.open picked the CPU backend); install CANN and source its ` +
-        `set_env.sh, or pass --lib-dir`,
-    );
-    return 2;
-  }
-  console.log(`verifying ${npu.name} against the device reference (seed ${options.seed})`);
-  const summary = await verifyDevice(npu, options, console.log);
-  return summary.failures === 0 ? 0 : 1;
-}
-
-if (import.meta.main) Deno.exit(await main(Deno.args));

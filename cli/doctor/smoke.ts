@@ -2,7 +2,7 @@
  * The doctor's short run of each op on a device, checked against a reference.
  *
  * On an NPU the reference is the device reference (the CPU backend with `numerics: "device"`) and the
- * comparison that of `deno task verify` (`src/verify/compare.ts`): index mapping exact, each element
+ * comparison that of `deno task verify` (`cli/verify/compare.ts`): index mapping exact, each element
  * within a bound derived from the terms summed into it. The sizes include a tie of the device's index
  * rule (in 2, out 41: output 20 goes to input 1 on the device, to input 0 in PyTorch) and a fractional
  * scale, so a binding that computed PyTorch's mapping, or mixed up sizes, fails. On the CPU backend the
@@ -11,14 +11,14 @@
  * @module
  */
 
-import type { UpsampleOp } from "../backend.ts";
-import type { Device } from "../device.ts";
+import type { UpsampleOp } from "../../src/backend.ts";
+import type { Device } from "../../src/device.ts";
 import {
   upsampleBilinear2dBackward,
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
-} from "../ops/upsample.ts";
-import type { Tensor } from "../tensor/tensor.ts";
+} from "../../src/ops/upsample.ts";
+import type { Tensor } from "../../src/tensor/tensor.ts";
 import {
   bilinearApiOf,
   compareWithDevice,
@@ -103,7 +103,7 @@ function fixFor(error: unknown): string {
  *
  * @example
  * ```ts
- * import { Device } from "../device.ts";
+ * import { Device } from "../../src/device.ts";
  * import { smokeChecks } from "./smoke.ts";
  * using device = Device.open({ backend: "cpu" });
  * using reference = Device.open({ backend: "cpu", cpuKernels: "typescript" });

@@ -16,17 +16,17 @@
  * @module
  */
 
-import type { BilinearApi } from "../rules/ascend_a2.ts";
-import type { BoundOptions, DeviceProblem } from "../rules/bound.ts";
-import { Device, deviceInternals } from "../device.ts";
-import { opApiName } from "../ffi/aclnn_call.ts";
-import { NpuBackend } from "../ffi/npu_backend.ts";
+import type { BilinearApi } from "../../src/rules/ascend_a2.ts";
+import type { BoundOptions, DeviceProblem } from "../../src/rules/bound.ts";
+import { Device, deviceInternals } from "../../src/device.ts";
+import { opApiName } from "../../src/ffi/aclnn_call.ts";
+import { NpuBackend } from "../../src/ffi/npu_backend.ts";
 import {
   upsampleBilinear2dBackward,
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
-} from "../ops/upsample.ts";
-import type { Tensor } from "../tensor/tensor.ts";
+} from "../../src/ops/upsample.ts";
+import type { Tensor } from "../../src/tensor/tensor.ts";
 
 export {
   type BoundOptions,
@@ -35,7 +35,7 @@ export {
   type DeviceComparison,
   type DeviceMismatch,
   type DeviceProblem,
-} from "../rules/bound.ts";
+} from "../../src/rules/bound.ts";
 
 /** Options of {@link deviceReference}. */
 export interface DeviceCompareOptions extends BoundOptions {
@@ -52,7 +52,7 @@ export interface DeviceCompareOptions extends BoundOptions {
  *
  * @example
  * ```ts
- * import { Device } from "../device.ts";
+ * import { Device } from "../../src/device.ts";
  * import { bilinearApiOf } from "./compare.ts";
  * using cpu = Device.open({ backend: "cpu" });
  * bilinearApiOf(cpu); // "v2"

@@ -7,8 +7,8 @@
  * @module
  */
 
-import type { UpsampleOp, UpsampleParams } from "../backend.ts";
-import type { DType } from "../tensor/dtype.ts";
+import type { UpsampleOp, UpsampleParams } from "../../src/backend.ts";
+import type { DType } from "../../src/tensor/dtype.ts";
 
 /** One op call of a verification run. */
 export interface VerifyCase extends UpsampleParams {

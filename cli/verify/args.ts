@@ -1,12 +1,12 @@
 /**
  * The command line of `deno task verify` (`node:util` parseArgs, strict): `--cases N`, `--seed S`,
- * `--lib-dir DIR`, `--device-id I`, `--dtype float32|float16|bfloat16|all`.
+ * `--lib-dir DIR`, `--device-id I`, `--dtype float32|float16|bfloat16|all`, `--help`.
  *
  * @module
  */
 
 import { parseArgs } from "node:util";
-import { type DType, DTYPES, isDType } from "../tensor/dtype.ts";
+import { type DType, DTYPES, isDType } from "../../src/tensor/dtype.ts";
 
 /** Parsed command line of `deno task verify`. */
 export interface VerifyOptions {
@@ -20,6 +20,8 @@ export interface VerifyOptions {
   readonly deviceId: number;
   /** Element types drawn from. */
   readonly dtypes: readonly DType[];
+  /** `--help`: print {@linkcode HELP} and run nothing. */
+  readonly help: boolean;
 }
 
 /** A bad command line: the message names the flag, the value and the rule. */
@@ -31,10 +33,32 @@ export class UsageError extends Error {
   }
 }
 
-/** One-line usage text. */
+/** The usage lines. */
 export const USAGE: string =
   `usage: deno task verify [--cases N] [--seed S] [--lib-dir DIR] [--device-id I]
-                        [--dtype float32|float16|bfloat16|all]`;
+                        [--dtype float32|float16|bfloat16|all] [--help]`;
+
+/** The `--help` text: usage, flags, exit codes. */
+export const HELP: string = `verify: checks an Ascend NPU's upsampling backward results against the
+device reference (the CPU backend computing what the Ascend kernels compute).
+
+${USAGE}
+  (published: deno run -A jsr:@aclnn/upsample/verify [flags])
+
+flags:
+  --cases N        configurations to run (default 100)
+  --seed S         seed of the configurations and gradients (default 1)
+  --lib-dir DIR    the CANN library folder to use alone (default: the library's search list)
+  --device-id I    the NPU to verify (default 0)
+  --dtype T        float32, float16, bfloat16 or all (default all)
+  --help           print this text and exit
+
+permissions: --allow-ffi --allow-env --allow-read
+
+exit status:
+  0  every result within its bound
+  1  a result outside its bound, or a configuration the runtime failed (printed as ERROR)
+  2  bad arguments, or no usable NPU`;
 
 function integerFlag(name: string, text: string, min: number): number {
   const value = Number(text);
@@ -67,6 +91,7 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
         "lib-dir": { type: "string" },
         "device-id": { type: "string", default: "0" },
         dtype: { type: "string", default: "all" },
+        help: { type: "boolean", default: false },
       },
     }));
   } catch (error) {
@@ -88,5 +113,6 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
     libDir,
     deviceId: integerFlag("device-id", values["device-id"], 0),
     dtypes: dtype === "all" ? DTYPES : [dtype],
+    help: values.help,
   };
 }

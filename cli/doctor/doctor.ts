@@ -7,15 +7,15 @@
  * @module
  */
 
-import { fallbackReasonOf, suppressFallbackWarning } from "../backend_choice.ts";
-import { Device, deviceInternals } from "../device.ts";
+import { fallbackReasonOf, suppressFallbackWarning } from "../../src/backend_choice.ts";
+import { Device, deviceInternals } from "../../src/device.ts";
 import {
   type CannDiscovery,
   type CannLibraries,
   discoverCann,
   SYSTEM_LOADER,
-} from "../ffi/loader.ts";
-import type { NpuBackend } from "../ffi/npu_backend.ts";
+} from "../../src/ffi/loader.ts";
+import type { NpuBackend } from "../../src/ffi/npu_backend.ts";
 import { type Check, checkFromError, splitFix } from "./report.ts";
 import { smokeChecks } from "./smoke.ts";
 

@@ -1,0 +1,91 @@
+/**
+ * The command line of `deno task doctor` (`node:util` parseArgs, strict): `--lib-dir DIR`,
+ * `--device-id I`, `--help`.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+
+/** Parsed command line of `deno task doctor`. */
+export interface DoctorArgs {
+  /** A CANN folder, searched alone (as `Device.open({ libDir })` does). */
+  readonly libDir?: string;
+  /** The NPU to check (default 0). */
+  readonly deviceId?: number;
+  /** `--help`: print {@linkcode HELP} and run nothing. */
+  readonly help: boolean;
+}
+
+/** A bad command line: the message names the flag, the value and the rule, then the usage. */
+export class UsageError extends Error {
+  /** Builds the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** The usage line. */
+export const USAGE: string = "usage: deno task doctor [--lib-dir DIR] [--device-id I] [--help]";
+
+/** The `--help` text: usage, flags, exit codes. */
+export const HELP: string =
+  `doctor: what this host offers the library — CANN search, runtime, features,
+the backend Device.open() picks and why, and a short checked run of each op.
+
+${USAGE}
+  (published: deno run -A jsr:@aclnn/upsample/doctor [flags])
+
+flags:
+  --lib-dir DIR    a CANN library folder, searched alone (as Device.open({ libDir }) does)
+  --device-id I    the NPU to check (default 0)
+  --help           print this text and exit
+
+permissions: --allow-ffi --allow-env --allow-read
+
+exit status:
+  0  nothing failed
+  1  a check failed
+  2  bad arguments`;
+
+/**
+ * Parses the command line.
+ *
+ * @throws {UsageError} on an unknown flag, a positional argument or a bad value
+ * @example
+ * ```ts
+ * import { parseDoctorArgs } from "./args.ts";
+ * parseDoctorArgs(["--device-id", "1"]).deviceId; // 1
+ * ```
+ */
+export function parseDoctorArgs(args: readonly string[]): DoctorArgs {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      options: {
+        "lib-dir": { type: "string" },
+        "device-id": { type: "string" },
+        help: { type: "boolean", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError(`doctor: ${(error as Error).message}\n${USAGE}`);
+  }
+  const id = values["device-id"];
+  if (id !== undefined && !/^\d+$/.test(id)) {
+    throw new UsageError(`doctor: --device-id must be an integer >= 0, got "${id}"\n${USAGE}`);
+  }
+  const libDir = values["lib-dir"];
+  if (libDir !== undefined && libDir.trim() === "") {
+    throw new UsageError(`doctor: --lib-dir must be a folder, got an empty string\n${USAGE}`);
+  }
+  return {
+    libDir,
+    deviceId: id === undefined ? undefined : Number(id),
+    help: values.help,
+  };
+}

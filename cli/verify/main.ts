@@ -1,0 +1,65 @@
+/**
+ * `verify`: checks an Ascend NPU's upsampling backward results against the library's device
+ * reference. Seeded random configurations of the three ops run on the NPU (real CANN, or the host
+ * emulation); each result must map indices exactly as the Ascend kernels do and keep every element
+ * within the documented bound. Where the device differs from PyTorch's semantics is reported too —
+ * expected on Ascend hardware, never a failure.
+ *
+ * ```sh
+ * deno run -A jsr:@aclnn/upsample/verify --cases 200 --seed 7
+ * deno task verify --lib-dir /usr/local/Ascend/ascend-toolkit/latest/lib64
+ * deno task verify --help
+ * ```
+ *
+ * Exit status: 0 all within bounds, 1 a result outside its bound (or a configuration the runtime
+ * failed, printed as ERROR), 2 bad arguments or no usable NPU.
+ *
+ * Importing this module runs nothing; it runs when it is the main module.
+ *
+ * @module
+ */
+
+import { Device } from "../../src/device.ts";
+import { HELP, parseVerifyArgs, UsageError, type VerifyOptions } from "./args.ts";
+import { verifyDevice } from "./verify.ts";
+
+/**
+ * The command: parses `args`, opens the NPU (with `--lib-dir`/`--device-id`), verifies it, and
+ * returns the exit status (0 within bounds, 1 a mismatch, 2 bad arguments or no NPU). `--help`
+ * prints the usage and returns 0.
+ *
+ * @param args The command-line arguments, without the program name.
+ * @returns The exit status.
+ * @example
+ * ```ts ignore
+ * import { main } from "@aclnn/upsample/verify";
+ * Deno.exit(await main(["--cases", "50"]));
+ * ```
+ */
+export async function main(args: readonly string[]): Promise<number> {
+  let options: VerifyOptions;
+  try {
+    options = parseVerifyArgs(args);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(error.message);
+    return 2;
+  }
+  if (options.help) {
+    console.log(HELP);
+    return 0;
+  }
+  using npu = Device.open({ libDir: options.libDir, deviceId: options.deviceId });
+  if (npu.backend !== "npu") {
+    console.error(
+      `verify: no NPU found (Device.open picked the CPU backend); install CANN and source its ` +
+        `set_env.sh, or pass --lib-dir`,
+    );
+    return 2;
+  }
+  console.log(`verifying ${npu.name} against the device reference (seed ${options.seed})`);
+  const summary = await verifyDevice(npu, options, console.log);
+  return summary.failures === 0 ? 0 : 1;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));
