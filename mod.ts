@@ -36,6 +36,8 @@ export {
   upsampleNearestExact2dBackward,
   type UpsampleNearestExact2dBackwardOptions,
 } from "./src/ops/upsample.ts";
+export { type RunParams, runParams } from "./src/ops/run_params.ts";
+export { UPSAMPLE_OPS, type UpsampleOp, type UpsampleParams } from "./src/rules/ops.ts";
 export {
   AclError,
   DeviceMemoryError,

@@ -6,14 +6,7 @@
 // same bits; workers start only when a call needs them.
 
 import assert from "node:assert/strict";
-import {
-  Device,
-  type DType,
-  type Tensor,
-  upsampleBilinear2dBackward,
-  upsampleNearestExact1dBackward,
-  upsampleNearestExact2dBackward,
-} from "../../mod.ts";
+import { Device, type DType, runParams, type Tensor } from "../../mod.ts";
 import { type CpuBackend, cpuTuning } from "../../src/cpu/backend.ts";
 import { deviceInternals } from "../../src/device.ts";
 import { WasmKernels } from "../../src/cpu/wasm/instance.ts";
@@ -51,14 +44,7 @@ interface Call {
 }
 
 function launch(call: Call, grad: Tensor, out?: Tensor): Tensor {
-  const { inputSize, outputSize, scales } = call;
-  if (call.op === "nearestExact1d") {
-    return upsampleNearestExact1dBackward(grad, { outputSize, inputSize, scales: scales[0], out });
-  }
-  const options = { outputSize, inputSize, scalesH: scales[0], scalesW: scales[1], out };
-  return call.op === "nearestExact2d"
-    ? upsampleNearestExact2dBackward(grad, options)
-    : upsampleBilinear2dBackward(grad, { ...options, alignCorners: call.alignCorners });
+  return runParams(grad, call, { out });
 }
 
 function gradShape(call: Call): number[] {
@@ -390,19 +376,20 @@ Deno.test("threads: the shared memory is made at its full size (it cannot grow, 
   assert.deepEqual(results[2], results[0]);
 });
 
-Deno.test("threads: workers start when a call first needs them, one per chunk at most", async () => {
+Deno.test("threads: workers start when a call first needs them, one per chunk at most; few planes split into bands of rows", async () => {
   using device = openThreaded(3);
   const backend = deviceInternals(device).backend() as unknown as CpuBackend;
   using one = Device.open({ backend: "cpu", threads: 1 });
-  const run = async (planes: number): Promise<Float32Array[]> => {
+  const run = async (planes: number, rows: number): Promise<Float32Array[]> => {
     const call: Call = {
       op: "nearestExact2d",
-      inputSize: [1, planes, 5, 7],
-      outputSize: [9, 13],
+      inputSize: [1, planes, rows, 7],
+      outputSize: [Math.floor(rows * 1.8), 13],
       scales: [1.8, 1.9],
       alignCorners: false,
     };
-    const values = Float32Array.from({ length: planes * 9 * 13 }, (_, i) => (i % 29) - 14.5);
+    const length = planes * call.outputSize[0] * 13;
+    const values = Float32Array.from({ length }, (_, i) => (i % 29) - 14.5);
     const results = [];
     for (const d of [one, device]) {
       using grad = d.tensor(values, gradShape(call));
@@ -412,11 +399,13 @@ Deno.test("threads: workers start when a call first needs them, one per chunk at
     return results;
   };
   assert.equal(backend.workersStarted, 0);
-  // Four planes are one chunk of whole vectors: one worker.
-  const [expectedFew, few] = await run(4);
+  // Four planes of one row are one chunk of whole vectors, and one band: one worker.
+  const [expectedFew, few] = await run(4, 1);
   assert.deepEqual(few, expectedFew);
   assert.equal(backend.workersStarted, 1);
-  const [expectedMany, many] = await run(64);
-  assert.deepEqual(many, expectedMany);
+  // Two planes of five rows: bands of rows for every worker.
+  const [expectedBands, bands] = await run(2, 5);
+  assert.deepEqual(bands, expectedBands);
   assert.equal(backend.workersStarted, 3);
+  assert.equal(backend.lastWorkers, 3);
 });

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import {
   Device,
   type DType,
+  runParams,
   type Tensor,
-  upsampleBilinear2dBackward,
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
@@ -66,12 +66,7 @@ function seeded(seed: number): () => number {
 function run(device: Device, call: ModelCall, values: Float32Array): Tensor {
   const { op, dtype, inputSize, outputSize, scales, alignCorners } = call;
   using grad = device.tensor(values, [inputSize[0], inputSize[1], ...outputSize], { dtype });
-  if (op === "nearestExact1d") {
-    return upsampleNearestExact1dBackward(grad, { inputSize, outputSize, scales: scales[0] });
-  }
-  const common = { inputSize, outputSize, scalesH: scales[0], scalesW: scales[1] };
-  if (op === "nearestExact2d") return upsampleNearestExact2dBackward(grad, common);
-  return upsampleBilinear2dBackward(grad, { ...common, alignCorners });
+  return runParams(grad, { op, inputSize, outputSize, scales, alignCorners });
 }
 
 async function compute(

@@ -8,7 +8,7 @@
 import { AssertionError } from "node:assert/strict";
 import {
   type Device,
-  type Tensor,
+  runParams,
   upsampleBilinear2dBackward,
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
@@ -39,25 +39,7 @@ const elements = (f: FixtureCase): number =>
 async function runFixture(device: Device, fixture: FixtureCase): Promise<Float32Array> {
   const gradShape = [fixture.inputSize[0], fixture.inputSize[1], ...fixture.outputSize];
   using grad = makeView(device, fixture.gradOutput, gradShape, fixture.dtype, fixture.layout);
-  let result: Tensor;
-  if (fixture.op === "nearestExact1d") {
-    result = upsampleNearestExact1dBackward(grad, {
-      outputSize: fixture.outputSize,
-      inputSize: fixture.inputSize,
-      scales: fixture.scales[0],
-    });
-  } else {
-    const options = {
-      outputSize: fixture.outputSize,
-      inputSize: fixture.inputSize,
-      scalesH: fixture.scales[0],
-      scalesW: fixture.scales[1],
-    };
-    result = fixture.op === "nearestExact2d"
-      ? upsampleNearestExact2dBackward(grad, options)
-      : upsampleBilinear2dBackward(grad, { ...options, alignCorners: fixture.alignCorners });
-  }
-  using _result = result;
+  using result = runParams(grad, fixture);
   return await result.toFloat32Array();
 }
 

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import {
   type Device,
+  runParams,
   type Tensor,
   upsampleBilinear2dBackward,
   upsampleNearestExact1dBackward,
@@ -84,14 +85,7 @@ function forward(config: Config, x: Float64Array): Float64Array {
 }
 
 function backward(config: Config, grad: Tensor, out?: Tensor): Tensor {
-  const { outputSize, inputSize, scales } = config;
-  if (config.op === "nearestExact1d") {
-    return upsampleNearestExact1dBackward(grad, { outputSize, inputSize, scales: scales[0], out });
-  }
-  const options = { outputSize, inputSize, scalesH: scales[0], scalesW: scales[1], out };
-  return config.op === "nearestExact2d"
-    ? upsampleNearestExact2dBackward(grad, options)
-    : upsampleBilinear2dBackward(grad, { ...options, alignCorners: config.alignCorners });
+  return runParams(grad, config, { out });
 }
 
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>): number => {

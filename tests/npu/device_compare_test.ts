@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import {
   Device,
+  runParams,
   upsampleBilinear2dBackward,
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
@@ -187,26 +188,7 @@ async function checkCases(
       Float32Array.from({ length }, (_, k) => ((k * 7919) % 1000 / 2000 + 0.5) * (k % 3 ? 1 : -1)),
     );
     using grad = npu.tensor(values, shape, { dtype: c.dtype });
-    using result = c.op === "nearestExact1d"
-      ? upsampleNearestExact1dBackward(grad, {
-        inputSize: c.inputSize,
-        outputSize: c.outputSize,
-        scales: c.scales[0],
-      })
-      : c.op === "nearestExact2d"
-      ? upsampleNearestExact2dBackward(grad, {
-        inputSize: c.inputSize,
-        outputSize: c.outputSize,
-        scalesH: c.scales[0],
-        scalesW: c.scales[1],
-      })
-      : upsampleBilinear2dBackward(grad, {
-        inputSize: c.inputSize,
-        outputSize: c.outputSize,
-        scalesH: c.scales[0],
-        scalesW: c.scales[1],
-        alignCorners: c.alignCorners,
-      });
+    using result = runParams(grad, c);
     const expected = await deviceReference(c, values, {
       bilinearApi,
       device: bilinearApi === "v1" && c.op === "bilinear2d" ? undefined : reference,

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import {
   type DType,
+  runParams,
   type Tensor,
   upsampleBilinear2dBackward,
   upsampleNearestExact1dBackward,
@@ -28,14 +29,7 @@ interface Config {
 }
 
 function run(config: Config, grad: Tensor, out?: Tensor, deterministic?: boolean): Tensor {
-  const common = { outputSize: config.outputSize, inputSize: config.inputSize, out, deterministic };
-  if (config.op === "nearestExact1d") {
-    return upsampleNearestExact1dBackward(grad, { ...common, scales: config.scales[0] });
-  }
-  const scaled = { ...common, scalesH: config.scales[0], scalesW: config.scales[1] };
-  return config.op === "nearestExact2d"
-    ? upsampleNearestExact2dBackward(grad, scaled)
-    : upsampleBilinear2dBackward(grad, { ...scaled, alignCorners: config.alignCorners });
+  return runParams(grad, config, { out, deterministic });
 }
 
 function randomConfig(next: () => number): Config {

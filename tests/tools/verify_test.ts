@@ -2,12 +2,7 @@
 // configurations it runs (seeded, with tie and one-scale bilinear cases, all valid for the ops).
 
 import assert from "node:assert/strict";
-import {
-  Device,
-  upsampleBilinear2dBackward,
-  upsampleNearestExact1dBackward,
-  upsampleNearestExact2dBackward,
-} from "../../mod.ts";
+import { Device, runParams } from "../../mod.ts";
 import { parseVerifyArgs, UsageError } from "../../cli/verify/args.ts";
 import { makeCases } from "../../cli/verify/cases.ts";
 import { emu, EMU_DIR, EMU_TORCH_MAP_DIR, EMULATED_LANE } from "../support/helpers.ts";
@@ -88,23 +83,7 @@ Deno.test("verify: the cases are seeded, valid, and include ties and one-scale b
   for (const c of cases) {
     const gradShape = [c.inputSize[0], c.inputSize[1], ...c.outputSize];
     using grad = cpu.zeros(gradShape, { dtype: c.dtype });
-    const { outputSize, inputSize, scales } = c;
-    using _result = c.op === "nearestExact1d"
-      ? upsampleNearestExact1dBackward(grad, { outputSize, inputSize, scales: scales[0] })
-      : c.op === "nearestExact2d"
-      ? upsampleNearestExact2dBackward(grad, {
-        outputSize,
-        inputSize,
-        scalesH: scales[0],
-        scalesW: scales[1],
-      })
-      : upsampleBilinear2dBackward(grad, {
-        outputSize,
-        inputSize,
-        scalesH: scales[0],
-        scalesW: scales[1],
-        alignCorners: c.alignCorners,
-      });
+    using _result = runParams(grad, c);
   }
   await cpu.synchronize();
 });
