@@ -74,8 +74,39 @@ ACLEMU_VISIBILITY int64_t aclemuLiveEvents(void);
  * `status` without effect; aclrtDestroyEvent is never failed. 0 disarms. */
 ACLEMU_VISIBILITY void aclemuFailNextEvent(int32_t status);
 
+/* The kernel the last successful op phase 2 enqueued ("" when none since load or the last
+ * aclemuResetFaults; an op with empty tensors enqueues none). Names, per emulated device:
+ *  Atlas A2/A3 (ACLEMU_SOC Ascend910B*, Ascend910_93*, unset or unknown):
+ *    "UpsampleNearestExact2dGrad", "UpsampleBilinear2dGrad", "ResizeBilinearV2Grad", "ViewCopy";
+ *  Ascend 950 (ACLEMU_SOC Ascend950*), from the arch35 tiling keys of ops-cv:
+ *    "UpsampleNearestExact2dGrad.DATA_COPY", "UpsampleNearestExact2dGrad.SIMT",
+ *    "ResizeBilinearV2Grad.ALL_COPY", ".POINT_COPY", ".C_PARALLEL",
+ *    ".SIMT_NCHW", ".SIMT_NHWC" (atomic scatter), ".SIMT_NCHW_DETERMINE", ".SIMT_NHWC_DETERMINE",
+ *    ".SIMT_NCHW_DETERMINE_SCALES", ".SIMT_NHWC_DETERMINE_SCALES" (gathers; each SIMT name gains
+ *    "_IDX64" when a size exceeds the 32-bit index range), and "ViewCopy" (bilinear V1, equal sizes).
+ * The pointer stays valid for the life of the process. */
+ACLEMU_VISIBILITY const char *aclemuLastKernel(void);
+/* Successful phase-2 launches of the kernel `name` since load or the last aclemuResetFaults. */
+ACLEMU_VISIBILITY int64_t aclemuKernelLaunches(const char *name);
+/* The atomic kernels (ResizeBilinearV2Grad .SIMT_* scatter and .C_PARALLEL on Ascend 950) add their
+ * terms in an order drawn per launch: launch k of the sequence uses a permutation seeded from
+ * (base, k). The base is ACLEMU_ATOMIC_SEED (a u64, decimal or 0x hex) or else drawn at load.
+ * aclemuSetAtomicSeed sets the base and restarts the sequence at k = 0; aclemuAtomicSeed returns the
+ * base in force (log it to reproduce a failure). aclemuResetFaults restores the environment's base
+ * (or the one drawn at load) and restarts the sequence. */
+ACLEMU_VISIBILITY void aclemuSetAtomicSeed(uint64_t seed);
+ACLEMU_VISIBILITY uint64_t aclemuAtomicSeed(void);
+/* Whether the emulated Ascend 950 kernels contract a * b + c into one fmaf (the compiler's default):
+ * 1 contracts, 0 rounds the product and the sum separately, < 0 restores ACLEMU_FMA ("0" or "1",
+ * default 1). Taken by each launch at phase 2; aclemuResetFaults restores the environment's value.
+ * Atlas A2/A3 kernels never contract. aclemuFmaContraction: the value in force. */
+ACLEMU_VISIBILITY void aclemuSetFmaContraction(int32_t on);
+ACLEMU_VISIBILITY int32_t aclemuFmaContraction(void);
+
 /* Disarms every fault (aclemuFailNextEvent included), sets the stream delay to 0, the launch count to
- * 0 and the last deterministic value to -1, and drops an aclemuSetDeviceMemory override. Live
+ * 0 and the last deterministic value to -1, drops an aclemuSetDeviceMemory override, zeroes the kernel
+ * counters (aclemuLastKernel ""), restarts the atomic seed sequence from the environment's base and
+ * drops an aclemuSetFmaContraction override. Live
  * counters (allocations, objects, streams, events) and the referenced-free and finalize counters
  * are not touched (compare them before and after). */
 ACLEMU_VISIBILITY void aclemuResetFaults(void);

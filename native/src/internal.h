@@ -91,6 +91,16 @@ EMU_API int aclemu_stream_enqueue(aclrtStream stream, const emu_task *task);
 /* Takes (and disarms) the armed launch fault: 0 when none. */
 EMU_API int32_t aclemu_fault_take_launch(void);
 EMU_API void aclemu_note_launch(int64_t deterministic);
+/* Process-wide aclrtGetSysParamOpt value of `opt` without checks (0 before aclInit or when unknown). */
+EMU_API int64_t aclemu_process_opt(int32_t opt);
+/* aclrtGetSocName's answer (NULL when ACLEMU_SOC is set but empty). */
+EMU_API const char *aclemu_soc(void);
+/* A successful phase 2 enqueued the kernel `name` (aclemuLastKernel, aclemuKernelLaunches). */
+EMU_API void aclemu_note_kernel(const char *name);
+/* The seed of the next atomic-kernel launch: launch k of the sequence gets mix(base, k), k = 0, 1, ... */
+EMU_API uint64_t aclemu_atomic_seed_take(void);
+/* 1 when the emulated Ascend 950 compiler contracts a * b + c into one FMA (aclemuSetFmaContraction). */
+EMU_API int32_t aclemu_fma_contraction(void);
 
 /* ---- exported by libnnopbase for libopapi ---- */
 EMU_API int aclemu_tensor_live(const aclTensor *tensor);
@@ -125,5 +135,7 @@ int emu_fault_take_alloc(void);
 int32_t emu_fault_take_sync(void);
 int32_t emu_fault_take_copy(void);
 int64_t emu_stream_delay_us(void);
+/* kernel_controls.c: aclemuResetFaults' part for the kernel counters, the seed and the FMA switch. */
+void emu_kernel_controls_reset(void);
 
 #endif /* ACLEMU_INTERNAL_H */

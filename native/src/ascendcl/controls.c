@@ -66,6 +66,7 @@ void aclemuResetFaults(void)
     atomic_store(&stream_delay_us, 0);
     atomic_store(&launch_count, 0);
     atomic_store(&last_deterministic, -1);
+    emu_kernel_controls_reset();
 }
 
 EMU_API void aclemu_objects_add(int64_t delta) { atomic_fetch_add(&live_objects, delta); }

@@ -349,6 +349,19 @@ aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
     return ctx_opt("aclrtCtxGetSysParamOpt", opt, value, 0);
 }
 
+/* What aclrtGetSysParamOpt would answer, without its checks or an error message: the process-wide
+ * value, or 0 before aclInit (opbase's GetDeterministicLevelFromRt treats a failed read as 0). */
+EMU_API int64_t aclemu_process_opt(int32_t opt)
+{
+    if (opt < 0 || opt >= EMU_SYS_OPT_COUNT) {
+        return 0;
+    }
+    pthread_mutex_lock(&rt_mu);
+    int64_t v = atomic_load(&initialized) ? process_opts[opt] : 0;
+    pthread_mutex_unlock(&rt_mu);
+    return v;
+}
+
 static aclError process_opt(const char *api, aclSysParamOpt opt, int64_t *value, int set)
 {
     int rc = opt_args(api, opt, value);
@@ -412,3 +425,7 @@ const char *aclrtGetSocName(void)
     pthread_once(&soc_once, soc_read);
     return soc_answer;
 }
+
+/* The same answer for libopapi, which picks the emulated device generation from it (src/opapi/soc.c).
+ * The old-runtime shim forwards this one although it omits aclrtGetSocName. */
+EMU_API const char *aclemu_soc(void) { return aclrtGetSocName(); }

@@ -76,13 +76,24 @@
     F(int64_t, aclemuLaunchCount, (void), ())                                                              \
     F(int32_t, aclemuLastLaunchDeterministic, (void), ())                                                  \
     V(aclemuResetFaults, (void), ())                                                                       \
+    F(const char *, aclemuLastKernel, (void), ())                                                          \
+    F(int64_t, aclemuKernelLaunches, (const char *name), (name))                                           \
+    V(aclemuSetAtomicSeed, (uint64_t seed), (seed))                                                        \
+    F(uint64_t, aclemuAtomicSeed, (void), ())                                                              \
+    V(aclemuSetFmaContraction, (int32_t on), (on))                                                         \
+    F(int32_t, aclemuFmaContraction, (void), ())                                                           \
     V(aclemu_objects_add, (int64_t delta), (delta))                                                        \
     F(int, aclemu_current_context, (int32_t * device, int64_t * deterministic), (device, deterministic))   \
     F(int, aclemu_mem_find, (const void *p, uintptr_t *base, uint64_t *size), (p, base, size))             \
     F(int32_t, aclemu_stream_device, (aclrtStream stream), (stream))                                       \
     F(int, aclemu_stream_enqueue, (aclrtStream stream, const emu_task *task), (stream, task))              \
     F(int32_t, aclemu_fault_take_launch, (void), ())                                                       \
-    V(aclemu_note_launch, (int64_t deterministic), (deterministic))
+    V(aclemu_note_launch, (int64_t deterministic), (deterministic))                                        \
+    F(int64_t, aclemu_process_opt, (int32_t opt), (opt))                                                   \
+    F(const char *, aclemu_soc, (void), ())                                                                \
+    V(aclemu_note_kernel, (const char *name), (name))                                                      \
+    F(uint64_t, aclemu_atomic_seed_take, (void), ())                                                       \
+    F(int32_t, aclemu_fma_contraction, (void), ())
 
 #define SLOT(ret, name, params, args) ret(*name) params;
 #define VSLOT(name, params, args) void(*name) params;

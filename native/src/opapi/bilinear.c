@@ -272,6 +272,7 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *w
         return rc;
     }
     const int go_cl = a->go->format == ACL_FORMAT_NHWC;
+    const int a950 = emu_soc_generation() == EMU_GEN_950; /* IsRegBase(): resize_grad_950.c */
     int out_cl;
     if (v2) {
         if (a->out->format != ACL_FORMAT_NCHW && a->out->format != ACL_FORMAT_NHWC) { /* CheckFormat */
@@ -282,7 +283,7 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *w
             (rc = check_nc(sp, a)) != ACLNN_SUCCESS || (rc = check_dtypes(sp, a, 1)) != ACLNN_SUCCESS) {
             return rc;
         }
-        for (int i = 0; i < 4; i++) { /* CheckUplimit */
+        for (int i = 0; i < 4 && !a950; i++) { /* CheckUplimit (returns true at once on RegBase) */
             if (a->go->dims[i] > INT32_MAX) {
                 EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: GradOut sizes should not be greater than %d, got %lld",
                          sp->api, INT32_MAX, (long long)a->go->dims[i]);
@@ -292,9 +293,11 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *w
     } else {
         out_cl = a->out->format != ACL_FORMAT_NCHW;
         if ((rc = check_grad_dims(sp, a, out_cl, "out's format")) != ACLNN_SUCCESS ||
-            (rc = check_out_dims(sp, a)) != ACLNN_SUCCESS || (rc = check_dtypes(sp, a, 0)) != ACLNN_SUCCESS ||
+            (rc = check_out_dims(sp, a)) != ACLNN_SUCCESS ||
+            (rc = a950 ? emu_resize950_check_dtypes(sp, a, sizes_same(a)) : check_dtypes(sp, a, 0)) != ACLNN_SUCCESS ||
             (rc = check_grad_dims(sp, a, go_cl, "gradOutput's format")) != ACLNN_SUCCESS ||
-            (rc = check_nc(sp, a)) != ACLNN_SUCCESS) {
+            (rc = check_nc(sp, a)) != ACLNN_SUCCESS ||
+            (a950 && (rc = emu_resize950_check_format(sp, a)) != ACLNN_SUCCESS)) {
             return rc;
         }
     }
@@ -309,6 +312,8 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *w
     int64_t inH = go_cl ? is[1] : is[2], inW = go_cl ? is[2] : is[3];
     if (!v2 && sizes_same(a)) {
         p.kernel = EMU_KERNEL_COPY;
+    } else if (a950) {
+        return emu_resize950_finish(sp, a, go_cl, workspaceSize, executor);
     } else if (v2 && v2_uses_kernel(a, go_cl)) {
         p.kernel = EMU_KERNEL_BILINEAR_GRAD;
         p.sH = kernel_scale(inH, os[0], a->align, a->scales[0]);

@@ -142,6 +142,14 @@ int emu_kernel_run(const void *params, void *workspace, char *msg, size_t msglen
     case EMU_KERNEL_BILINEAR_GRAD: return emu_bilinear_grad_run(p, msg, msglen);
     case EMU_KERNEL_RESIZE_GRAD: return emu_resize_grad_run(p, msg, msglen);
     case EMU_KERNEL_COPY: return emu_copy_run(p);
+    case EMU_KERNEL_NE950_COPY: return emu_copy_run(p);
+    case EMU_KERNEL_NE950_SIMT: return emu_nearest950_run(p, msg, msglen);
+    case EMU_KERNEL_RB950_ALL_COPY: return emu_copy_run(p);
+    case EMU_KERNEL_RB950_POINT_COPY: return emu_resize950_point_copy_run(p);
+    case EMU_KERNEL_RB950_DETERMINE:
+    case EMU_KERNEL_RB950_DETERMINE_SCALES: return emu_resize950_gather_run(p);
+    case EMU_KERNEL_RB950_C_PARALLEL:
+    case EMU_KERNEL_RB950_SIMT: return emu_resize950_scatter_run(p, msg, msglen);
     default: return 0;
     }
 }

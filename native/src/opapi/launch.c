@@ -87,7 +87,13 @@ static aclnnStatus launch(const char *api, void *ws, uint64_t wsSize, aclOpExecu
     j->run = e->run;
     j->workspace = e->workspace_size > 0 ? ws : NULL;
     memcpy(&j->params, e->params, sizeof j->params);
+    /* The 950 kernels' compiler switch and the atomic kernels' order are fixed per launch. */
+    j->params.fma = aclemu_fma_contraction();
+    if (emu_kernel_is_atomic(j->params.kernel)) {
+        j->params.seed = aclemu_atomic_seed_take();
+    }
     const emu_op_params *p = &j->params;
+    const char *kname = emu_kernel_name(p); /* read now: the worker frees j after running it */
     emu_task t = {.name = e->op_name, .fn = run_job, .arg = j, .release = free};
     if (p->go.bytes > 0) {
         t.ranges[t.nranges++] = (emu_range){p->go.lo, p->go.bytes, "gradOutput"};
@@ -103,6 +109,7 @@ static aclnnStatus launch(const char *api, void *ws, uint64_t wsSize, aclOpExecu
         return rc;
     }
     aclemu_note_launch(deterministic);
+    aclemu_note_kernel(kname);
     return ACLNN_SUCCESS;
 }
 

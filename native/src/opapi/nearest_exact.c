@@ -189,6 +189,9 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, int spatial
         (rc = check_rules(sp, a, spatial)) != ACLNN_SUCCESS || (rc = check_sizes(sp, a, spatial)) != ACLNN_SUCCESS) {
         return rc;
     }
+    if (emu_soc_generation() == EMU_GEN_950) { /* IsRegBase(): the arch35 kernel (nearest_exact_950.c) */
+        return emu_nearest950_finish(sp, a, spatial, workspaceSize, executor);
+    }
     emu_op_params p = {.kernel = EMU_KERNEL_NEAREST_EXACT};
     /* 1d: the op_api passes scale_h = 1 for the inserted H dimension (1 -> 1). */
     p.sH = spatial == 1 ? 1.0f : kernel_scale(a->is->values[2], a->go->dims[2], a->scales[0]);

@@ -25,7 +25,19 @@ enum {
     EMU_KERNEL_BILINEAR_GRAD, /* UpsampleBilinear2dGrad: weight matrices, W pass then H pass */
     EMU_KERNEL_RESIZE_GRAD,   /* ResizeBilinearV2Grad: four weighted updates per gradient element */
     EMU_KERNEL_COPY,          /* a view copy (bilinear V1 with equal sizes) */
+    /* Ascend 950 (arch35) kernels: nearest_exact_950.c, resize_gather_950.c, resize_scatter_950.c */
+    EMU_KERNEL_NE950_COPY,     /* UpsampleNearestExact2dGrad schId 0: byte copy */
+    EMU_KERNEL_NE950_SIMT,     /* UpsampleNearestExact2dGrad schId 1..3: SIMT gather per result cell */
+    EMU_KERNEL_RB950_ALL_COPY, /* ResizeBilinearV2Grad ALL_COPY */
+    EMU_KERNEL_RB950_POINT_COPY,
+    EMU_KERNEL_RB950_DETERMINE,        /* SIMT gather, running-sum source coordinate */
+    EMU_KERNEL_RB950_DETERMINE_SCALES, /* SIMT gather, per-step source coordinate, edge cases */
+    EMU_KERNEL_RB950_C_PARALLEL,       /* NHWC, atomic adds of channel vectors */
+    EMU_KERNEL_RB950_SIMT,             /* SIMT scatter, atomic adds in the output dtype */
 };
+
+/* The emulated device generation, from the SoC name (soc.c). */
+enum { EMU_GEN_A2 = 0, EMU_GEN_950 = 1 };
 
 typedef struct {
     int kernel;
@@ -34,6 +46,12 @@ typedef struct {
     float sH, sW;      /* float32 kernel scales, in each kernel's own convention (see its source) */
     int align_corners; /* bilinear only */
     uint64_t ws_size;  /* bytes of workspace the op needs and uses */
+    const char *kname; /* the kernel's stable name (aclemuLastKernel); NULL: derived from `kernel` */
+    /* Ascend 950 only */
+    float invH, invW;  /* ResizeBilinearV2Grad's inverseScale (DETERMINE*) */
+    int half_pixel;    /* ResizeBilinearV2Grad's half_pixel_centers attribute */
+    int fma;           /* taken at phase 2: the compiler contracts a * b + c (aclemuSetFmaContraction) */
+    uint64_t seed;     /* taken at phase 2 by the atomic kernels: their order of additions */
 } emu_op_params;
 
 /* The four public ops. */
@@ -83,12 +101,35 @@ aclnnStatus emu_finish_empty(const emu_op_spec *sp, uint64_t *workspaceSize, acl
 aclnnStatus emu_launch(const char *api, void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                        aclrtStream stream);
 
+/* ---- soc.c: the emulated generation and the phase-1 deterministic flag ---- */
+int emu_soc_generation(void);
+/* opbase InitL2Phase1Context: the process-wide ACL_OPT_DETERMINISTIC level >= 1, read at phase 1. */
+int emu_phase1_deterministic(void);
+/* The name launch.c records for a parameter block (kname, else the A2 kernel's name). */
+const char *emu_kernel_name(const emu_op_params *p);
+/* 1 for the kernels whose order of additions is drawn per launch (they take a seed at phase 2). */
+int emu_kernel_is_atomic(int kernel);
+
+/* ---- Ascend 950 phase 1 (nearest_exact_950.c, resize_grad_950.c) ---- */
+aclnnStatus emu_nearest950_finish(const emu_op_spec *sp, const emu_args *a, int spatial, uint64_t *workspaceSize,
+                                  aclOpExecutor **executor);
+/* V1's RegBase CheckDtypeValid and CheckFormat (aclnn_upsample_bilinear_2d_backward.cpp). */
+aclnnStatus emu_resize950_check_dtypes(const emu_op_spec *sp, const emu_args *a, int sizes_same);
+aclnnStatus emu_resize950_check_format(const emu_op_spec *sp, const emu_args *a);
+/* Both ops' ResizeBilinearV2Grad call and its arch35 tiling (kernel choice, scales). */
+aclnnStatus emu_resize950_finish(const emu_op_spec *sp, const emu_args *a, int cl, uint64_t *workspaceSize,
+                                 aclOpExecutor **executor);
+
 /* ---- kernels (run on the stream worker) ---- */
 int emu_kernel_run(const void *params, void *workspace, char *msg, size_t msglen);
 int emu_nearest_exact_run(const emu_op_params *p, void *workspace, char *msg, size_t msglen);
 int emu_bilinear_grad_run(const emu_op_params *p, char *msg, size_t msglen);
 int emu_resize_grad_run(const emu_op_params *p, char *msg, size_t msglen);
 int emu_copy_run(const emu_op_params *p);
+int emu_nearest950_run(const emu_op_params *p, char *msg, size_t msglen);
+int emu_resize950_gather_run(const emu_op_params *p);
+int emu_resize950_scatter_run(const emu_op_params *p, char *msg, size_t msglen);
+int emu_resize950_point_copy_run(const emu_op_params *p);
 
 /*
  * The separable two-pass sum both Cube kernels use. Per dimension, gradient position o sends w0 to
