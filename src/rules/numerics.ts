@@ -5,9 +5,9 @@
  * @module
  */
 
-import type { UpsampleCall, UpsampleParams } from "../backend.ts";
 import { type BilinearApi, bilinearRoute, checkDeviceEmpty } from "./ascend_a2.ts";
-import { linearTable, nearestTables } from "./tables.ts";
+import type { UpsampleParams } from "./ops.ts";
+import { linearTable, nearestTables, type TableRule } from "./tables.ts";
 
 /** Whose results a device computes: PyTorch's CPU kernels', or the Ascend device's kernels'. */
 export type Numerics = "pytorch" | "device";
@@ -31,7 +31,7 @@ export type Numerics = "pytorch" | "device";
  * deviceCall(call, "v2"); // { ...call, scales: [0, 0], rule: "pytorch" }
  * ```
  */
-export function deviceCall<C extends UpsampleParams & Pick<UpsampleCall<unknown>, "rule">>(
+export function deviceCall<C extends UpsampleParams & { readonly rule?: TableRule }>(
   call: C,
   api: BilinearApi,
 ): C {
