@@ -9,6 +9,7 @@
  */
 
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { buildWorker } from "./build_worker.ts";
 import { sourcesHash } from "./sha256.ts";
 
 const DIR = new URL("../src/cpu/wasm/", import.meta.url);
@@ -30,7 +31,7 @@ export const CLANG_ARGS = [
   "-Wl,--no-entry",
   "-Wl,--import-memory",
   "-Wl,--export=__heap_base",
-  // Worker threads give their instance its own stack (src/cpu/threads/worker_source.ts).
+  // Worker threads give their instance its own stack (src/cpu/threads/worker.ts).
   "-Wl,--export=__stack_pointer",
   "-Wl,-z,stack-size=65536",
   "-Wl,--strip-all",
@@ -64,3 +65,4 @@ await Deno.writeTextFile(
     `export const KERNELS_WASM_BASE64 =\n${lines.map((l) => `  "${l}"`).join(" +\n")};\n`,
 );
 console.log(`wrote ${TARGET} (${bytes.length} bytes of wasm)`);
+console.log(`wrote src/cpu/threads/worker_embedded.ts (${await buildWorker()} characters of JS)`);

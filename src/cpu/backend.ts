@@ -22,9 +22,9 @@ import {
   nearestExact2dBackwardCpu,
 } from "./mod.ts";
 import { TaskQueue } from "./task_queue.ts";
-import { KernelPool } from "./threads/pool.ts";
+import { KernelScheduler } from "./threads/scheduler.ts";
 import { STACK_BYTES, WasmKernels } from "./wasm/instance.ts";
-import { launchWasm, type PreparedCall, prepareWasm, wasmEligible } from "./wasm/launch.ts";
+import { launchWasm, prepareWasm, wasmEligible } from "./wasm/launch.ts";
 
 // Typed arrays past this length cannot be allocated by V8; checked before allocating.
 const MAX_HOST_ELEMENTS = 2 ** 32 - 1;
@@ -35,8 +35,6 @@ const MAX_CACHED_PER_SIZE = 4;
 const DTYPE_INDEX = { float32: 0, float16: 1, bfloat16: 2 } as const;
 // With nothing queued, every synchronize() can hand out the same settled promise.
 const RESOLVED: Promise<void> = Promise.resolve();
-// Chunks of planes per worker and job: a worker slowed by the machine takes fewer.
-const CHUNKS_PER_WORKER = 4;
 
 /**
  * Internal tuning read when a backend is created (tests lower the threshold to send their small
@@ -46,7 +44,8 @@ export const cpuTuning = {
   /**
    * Calls moving fewer elements (gradOutput + result) run on the calling thread when nothing is
    * queued. Measured with `bench/threshold.ts`: below it a hand-off to two workers cost more than
-   * it saved.
+   * it saved. Larger calls are planned per call (`threads/planner.ts`); 0 sends every call to all
+   * the workers it can use (tests).
    */
   minParallelElements: 65536,
 };
@@ -94,7 +93,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
   #closed = false;
   readonly #queue = new TaskQueue();
   // Created on the first large op; null when the memory could not hold the workers' stacks.
-  #pool: KernelPool | null | undefined;
+  #scheduler: KernelScheduler | null | undefined;
   readonly #minParallel: number;
   // A failure of queued work, reported by the next download or synchronize.
   #failure: unknown = null;
@@ -124,13 +123,18 @@ export class CpuBackend implements Backend<CpuBuffer> {
         for (const buffer of list) if (buffer.heap !== null) cached += buffer.byteLength;
       }
     }
-    const stacks = this.#pool ? this.#pool.size * STACK_BYTES : 0;
+    const stacks = this.#scheduler ? this.#scheduler.size * STACK_BYTES : 0;
     return kernels.heap.liveBytes - kernels.scratchBytes - cached - stacks;
   }
 
   /** Worker threads started so far (they start when a large op first needs them). */
   get workersStarted(): number {
-    return this.#pool ? this.#pool.started : 0;
+    return this.#scheduler ? this.#scheduler.started : 0;
+  }
+
+  /** Workers the last large call was given (0: the calling thread), for benchmarks. */
+  get lastWorkers(): number {
+    return this.#scheduler ? this.#scheduler.lastWorkers : 0;
   }
 
   /** Allocates storage: a block of the wasm memory, or a typed array when that memory is full. */
@@ -229,14 +233,20 @@ export class CpuBackend implements Backend<CpuBuffer> {
   // `direct`: called by launch() itself, so errors can still reach the caller.
   #launch(call: UpsampleCall<CpuBuffer>, direct: boolean): Promise<void> | void {
     if (this.#closed) return;
-    const kernels = this.#kernels;
-    if (kernels !== null && this.threads > 1 && this.#large(call) && wasmEligible(kernels, call)) {
-      if (this.#pool === undefined) this.#pool = KernelPool.create(kernels, this.threads);
-      const pool = this.#pool;
-      const ready = pool !== null && !pool.broken ? prepareWasm(kernels, call, this.threads) : null;
-      if (ready !== null) return this.#dispatch(pool!, ready, call);
-    }
     try {
+      const kernels = this.#kernels;
+      if (
+        kernels !== null && this.threads > 1 && this.#large(call) && wasmEligible(kernels, call)
+      ) {
+        this.#scheduler ??= KernelScheduler.create(kernels, this.threads, this.#minParallel === 0);
+        const scheduler = this.#scheduler;
+        const ready = scheduler !== null && !scheduler.broken
+          ? prepareWasm(kernels, call, this.threads)
+          : null;
+        // The scheduler runs it here (timed) or on the workers, as planned for its cost.
+        const pending = ready === null ? null : scheduler!.run(ready);
+        if (pending !== null) return pending === undefined ? undefined : this.#then(pending, call);
+      }
       this.#launchHere(call);
     } catch (error) {
       // Queued: the caller has returned; the next download or synchronize reports it.
@@ -254,11 +264,8 @@ export class CpuBackend implements Backend<CpuBuffer> {
     return planes * (inner + outer) >= this.#minParallel;
   }
 
-  #dispatch(pool: KernelPool, ready: PreparedCall, call: UpsampleCall<CpuBuffer>): Promise<void> {
-    const groups = Math.ceil(ready.planes / 4);
-    // Whole groups of four planes (full vectors), a few chunks per worker.
-    const chunkPlanes = 4 * Math.max(1, Math.ceil(groups / (pool.size * CHUNKS_PER_WORKER)));
-    return pool.run({ ...ready, chunkPlanes }).catch(() => {
+  #then(pending: Promise<void>, call: UpsampleCall<CpuBuffer>): Promise<void> {
+    return pending.catch(() => {
       // A worker died: this op and the later ones run on the calling thread.
       if (this.#closed) return;
       try {
@@ -316,7 +323,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
     this.#kernels = null;
     this.#cache = [new Map(), new Map(), new Map()];
     this.#cachedBytes = 0;
-    this.#pool?.close();
+    this.#scheduler?.close();
     for (const task of this.#queue.clear()) task();
   }
 }

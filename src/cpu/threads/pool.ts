@@ -9,9 +9,10 @@
 
 import { Worker } from "node:worker_threads";
 import { STACK_BYTES, type WasmKernels } from "../wasm/instance.ts";
-import { CONTROL, controlWords, KERNEL_EXPORTS, QUIT, WORKER_SOURCE } from "./worker_source.ts";
+import { CONTROL, controlWords, KERNEL_EXPORTS, QUIT, type WorkerData } from "./control.ts";
+import { WORKER_SOURCE } from "./worker_embedded.ts";
 
-/** One kernel call cut into chunks of planes (see worker_source.ts). */
+/** One kernel call cut into chunks of planes, each maybe into bands of rows (see worker.ts). */
 export interface KernelJob {
   /** Which export runs. */
   readonly kernel: typeof KERNEL_EXPORTS[number];
@@ -27,6 +28,11 @@ export interface KernelJob {
   /** Index of the work-space argument (worker i adds `i * workBytes`), or -1. */
   readonly workArg: number;
   readonly workBytes: number;
+  /** Rows the kernel's last two arguments range over, and the bands each chunk is cut into. */
+  readonly rows: number;
+  readonly bands: number;
+  /** Workers to use at most (the pool's size bounds it too). */
+  readonly workers: number;
 }
 
 /**
@@ -67,16 +73,14 @@ export class KernelPool {
   // Starts workers until there are `count`.
   #start(count: number): void {
     for (let index = this.#workers.length; index < count; index++) {
-      const worker = new Worker(WORKER_SOURCE, {
-        eval: true,
-        workerData: {
-          module: this.#kernels.module,
-          memory: this.#kernels.heap.memory,
-          control: this.#control.buffer,
-          index,
-          stackTop: this.#stacks + (index + 1) * STACK_BYTES,
-        },
-      });
+      const workerData: WorkerData = {
+        module: this.#kernels.module,
+        memory: this.#kernels.heap.memory,
+        control: this.#control.buffer,
+        index,
+        stackTop: this.#stacks + (index + 1) * STACK_BYTES,
+      };
+      const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
       worker.unref();
       // A worker that dies (or fails to start) fails the job in flight and every later one.
       worker.on("error", () => this.#fail());
@@ -107,8 +111,8 @@ export class KernelPool {
   run(job: KernelJob): Promise<void> {
     const control = this.#control;
     if (this.#broken || this.#closed) return Promise.reject(new Error("kernel workers stopped"));
-    const chunks = Math.ceil(job.planes / job.chunkPlanes);
-    const used = Math.min(this.size, chunks);
+    const chunks = Math.ceil(job.planes / job.chunkPlanes) * job.bands;
+    const used = Math.min(this.size, job.workers, chunks);
     this.#start(used);
     control[CONTROL.kernel] = KERNEL_EXPORTS.indexOf(job.kernel);
     control[CONTROL.argCount] = job.args.length;
@@ -120,6 +124,8 @@ export class KernelPool {
     control[CONTROL.gradPlaneBytes] = job.gradPlaneBytes;
     control[CONTROL.workArg] = job.workArg;
     control[CONTROL.workBytes] = job.workBytes;
+    control[CONTROL.rows] = job.rows;
+    control[CONTROL.bands] = job.bands;
     control[CONTROL.failed] = 0;
     control[CONTROL.nextChunk] = 0;
     control[CONTROL.used] = used;
@@ -133,7 +139,7 @@ export class KernelPool {
       this.#sequence[i] = next;
       Atomics.store(control, CONTROL.sequence + CONTROL.slot * i, next);
     }
-    // Worker 0 wakes the others, in a tree (see worker_source.ts).
+    // Worker 0 wakes the others, in a tree (see worker.ts).
     Atomics.notify(control, CONTROL.sequence);
     return this.#finished();
   }

@@ -110,29 +110,46 @@ EXPORT(bilinear_scratch_bytes) size_t bilinear_scratch_bytes(int inH, int inW, i
  * 01, 10, 11, acc = fl32(acc + fl32(fl32(lh * lw) * g)).
  * Tables per output index: hI0, hI1, wI0, wI1 (int32) and hL0, hL1, wL0, wL1 (float32).
  * `work` holds bilinear_scratch_bytes(inH, inW, outH, outW) bytes.
+ * Only input rows [row0, row1) are written (a band): the output rows whose updates reach them run,
+ * in ascending order as for the whole plane, and rows outside the band are never stored. Bands
+ * need hI0 non-decreasing and hI1 - hI0 in {0, 1} (the caller checks; the whole plane does not).
  */
 EXPORT(bilinear_backward) void bilinear_backward(int dtype, void *out, const void *grad, int planes,
                                                  int inH, int inW, int outH, int outW,
                                                  const int32_t *hI0, const int32_t *hI1,
                                                  const float *hL0, const float *hL1,
                                                  const int32_t *wI0, const int32_t *wI1,
-                                                 const float *wL0, const float *wL1, float *work) {
+                                                 const float *wL0, const float *wL1, float *work,
+                                                 int row0, int row1) {
   const size_t stride = 4 * ((size_t)inW + 1); /* floats per accumulator row, one padding cell */
   const int all = (size_t)outH * outW <= ALL_WEIGHTS_MAX;
   float *ring = work, *gRow = ring + RING * stride, *weights = gRow + 4 * (size_t)outW;
   int split = outW;
   while (split > 0 && wI1[split - 1] == wI0[split - 1]) split--;
+  /* The output rows updating the band: from the first whose h1 reaches row0 to the last whose h0
+   * is below row1 (the whole plane: every row). */
+  int ohStart = 0, ohEnd = outH;
+  if (row0 > 0) {
+    while (ohStart < outH && hI1[ohStart] < row0) ohStart++;
+  }
+  if (row1 < inH) {
+    ohEnd = ohStart;
+    while (ohEnd < outH && hI0[ohEnd] < row1) ohEnd++;
+  }
   if (all) {
-    for (int oh = 0; oh < outH; oh++) {
+    for (int oh = ohStart; oh < ohEnd; oh++) {
       corner_weights(weights + 4 * (size_t)outW * oh, hL0[oh], hL1[oh], wL0, wL1, outW);
     }
   }
+  /* The first ring row touched: row0, or the row above the band that its first output row also
+   * updates (accumulated, never stored). */
+  const int first = ohStart < ohEnd && hI0[ohStart] < row0 ? hI0[ohStart] : row0;
   for (int p0 = 0; p0 < planes; p0 += 4) {
     group_t g = group_at(dtype, grad, out, planes, p0, (size_t)outH * outW, (size_t)inH * inW);
     /* Rows < next are written out; rows <= zeroed are in the ring (zeroed when first touched). */
-    int next = 0, zeroed = -1;
-    for (int oh = 0; oh <= outH; oh++) {
-      const int h0 = oh < outH ? hI0[oh] : inH;
+    int next = row0, zeroed = first - 1;
+    for (int oh = ohStart; oh <= ohEnd; oh++) {
+      const int h0 = oh < ohEnd ? hI0[oh] : row1;
       for (; next < h0; next++) {
         float *row = ring + stride * (next % RING);
         if (next > zeroed) {
@@ -141,7 +158,7 @@ EXPORT(bilinear_backward) void bilinear_backward(int dtype, void *out, const voi
         }
         store_group_row(dtype, &g, (size_t)next * inW, inW, row);
       }
-      if (oh == outH) break;
+      if (oh == ohEnd) break;
       const int h1 = hI1[oh];
       for (; zeroed < h1; zeroed++) __builtin_memset(ring + stride * ((zeroed + 1) % RING), 0, stride * 4);
       load_group_row(dtype, &g, (size_t)oh * outW, outW, gRow);
@@ -165,15 +182,17 @@ EXPORT(bilinear_backward) void bilinear_backward(int dtype, void *out, const voi
  * Bilinear backward for an exact 2x downscale (input 2 H x 2 W, and the tables say output pixel
  * (oh, ow) reads rows 2 oh, 2 oh + 1 and columns 2 ow, 2 ow + 1): every input cell receives exactly
  * one update, +0 + fl32(fl32(lh * lw) * g), so the plane is written once, row by row, with no
- * accumulator and no zero fill. Plane by plane, four output pixels (eight cells) per step.
+ * accumulator and no zero fill. Plane by plane, four output pixels (eight cells) per step; only
+ * output rows [oh0, oh1) (input rows [2 oh0, 2 oh1)).
  */
 EXPORT(bilinear_down2) void bilinear_down2(int dtype, void *out, const void *grad, int planes,
                                            int outH, int outW, const float *hL0, const float *hL1,
-                                           const float *wL0, const float *wL1) {
+                                           const float *wL0, const float *wL1, int oh0,
+                                           int oh1) {
   const int inW = 2 * outW;
   const v128_t zero = wasm_f32x4_splat(0.0f);
   for (int p = 0; p < planes; p++) {
-    for (int oh = 0; oh < outH; oh++) {
+    for (int oh = oh0; oh < oh1; oh++) {
       const size_t gRow = ((size_t)p * outH + oh) * outW;
       const size_t row0 = ((size_t)p * 2 * outH + 2 * (size_t)oh) * inW, row1 = row0 + inW;
       const v128_t lh0 = wasm_f32x4_splat(hL0[oh]), lh1 = wasm_f32x4_splat(hL1[oh]);

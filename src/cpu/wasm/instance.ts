@@ -25,6 +25,8 @@ export interface KernelExports {
     wFactor: number,
     maxRange: number,
     work: number,
+    row0: number,
+    row1: number,
   ): void;
   /** See `bilinear_down2` in kernels.c. */
   bilinear_down2(
@@ -38,6 +40,8 @@ export interface KernelExports {
     hL1: number,
     wL0: number,
     wL1: number,
+    oh0: number,
+    oh1: number,
   ): void;
   /** Work bytes `nearest_backward` needs. */
   nearest_scratch_bytes(inW: number, outW: number): number;
@@ -62,6 +66,8 @@ export interface KernelExports {
     wL0: number,
     wL1: number,
     work: number,
+    row0: number,
+    row1: number,
   ): void;
   /** Widens float16 (1) / bfloat16 (2) bits to float32. */
   widen_to_f32(dtype: number, src: number, dst: number, n: number): void;

@@ -40,6 +40,10 @@ interface Plan {
   readonly maxRange: number;
   /** Bilinear only: output pixel (oh, ow) reads rows 2 oh, 2 oh + 1 and columns 2 ow, 2 ow + 1. */
   readonly down2: boolean;
+  /** Rows the kernel's (row0, row1) range over: input rows, or output rows for down2. */
+  readonly rows: number;
+  /** Whether bands of rows give the same bits as whole planes (see bilinear.c). */
+  readonly bandable: boolean;
 }
 
 // Whether a linear table maps output o to inputs 2 o and 2 o + 1 over an input twice as long.
@@ -47,6 +51,14 @@ function halves(t: { i0: Int32Array; i1: Int32Array }, inSize: number): boolean 
   if (inSize !== 2 * t.i0.length) return false;
   for (let o = 0; o < t.i0.length; o++) {
     if (t.i0[o] !== 2 * o || t.i1[o] !== 2 * o + 1) return false;
+  }
+  return true;
+}
+
+// Whether bands of input rows are exact for bilinear: h0 never decreases and h1 is h0 or h0 + 1.
+function bandsExact(i0: Int32Array, i1: Int32Array): boolean {
+  for (let o = 0; o < i0.length; o++) {
+    if ((o > 0 && i0[o] < i0[o - 1]) || i1[o] - i0[o] < 0 || i1[o] - i0[o] > 1) return false;
   }
   return true;
 }
@@ -71,12 +83,13 @@ function buildPlan(
   rule: TableRule,
 ): Plan {
   const tables: (Int32Array | Float32Array)[] = [];
-  let wFactor = 0, maxRange = 0, down2 = false, work: number;
+  let wFactor = 0, maxRange = 0, down2 = false, bandable = true, work: number;
   if (op === "bilinear2d") {
     const th = linearTable(inH, outH, alignCorners, scaleH, rule);
     const tw = linearTable(inW, outW, alignCorners, scaleW, rule);
     tables.push(th.i0, th.i1, th.l0, th.l1, tw.i0, tw.i1, tw.l0, tw.l1);
     down2 = halves(th, inH) && halves(tw, inW);
+    bandable = down2 || bandsExact(th.i0, th.i1);
     work = down2 ? 0 : kernels.exports.bilinear_scratch_bytes(inH, inW, outH, outW);
   } else {
     const hStarts = nearestTables(inH, outH, scaleH, rule).starts;
@@ -109,6 +122,8 @@ function buildPlan(
     wFactor,
     maxRange,
     down2,
+    rows: down2 ? outH : inH,
+    bandable,
   };
 }
 
@@ -134,6 +149,9 @@ export interface PreparedCall {
   /** Index of the work-space argument, or -1; each further worker's work space follows. */
   workArg: number;
   workBytes: number;
+  /** Rows the last two arguments (row0, row1) range over; whether bands of them are exact. */
+  rows: number;
+  bandable: boolean;
 }
 
 const prepared: PreparedCall = {
@@ -144,6 +162,8 @@ const prepared: PreparedCall = {
   gradPlaneBytes: 0,
   workArg: -1,
   workBytes: 0,
+  rows: 0,
+  bandable: false,
 };
 
 /**
@@ -235,6 +255,10 @@ export function prepareWasm(
     args.push(inH, inW, outW, base + at[0], base + at[1], plan.wFactor, plan.maxRange);
     prepared.workArg = args.push(work) - 1;
   }
+  // The whole planes: row0, row1.
+  args.push(0, plan.rows);
+  prepared.rows = plan.rows;
+  prepared.bandable = plan.bandable;
   return prepared;
 }
 
@@ -249,7 +273,7 @@ export function prepareWasm(
 export function runPrepared(kernels: WasmKernels, ready: PreparedCall): void {
   const a = ready.args, e = kernels.exports;
   if (ready.kernel === "bilinear_down2") {
-    e.bilinear_down2(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+    e.bilinear_down2(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
   } else if (ready.kernel === "bilinear_backward") {
     e.bilinear_backward(
       a[0],
@@ -269,9 +293,26 @@ export function runPrepared(kernels: WasmKernels, ready: PreparedCall): void {
       a[14],
       a[15],
       a[16],
+      a[17],
+      a[18],
     );
   } else {
-    e.nearest_backward(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+    e.nearest_backward(
+      a[0],
+      a[1],
+      a[2],
+      a[3],
+      a[4],
+      a[5],
+      a[6],
+      a[7],
+      a[8],
+      a[9],
+      a[10],
+      a[11],
+      a[12],
+      a[13],
+    );
   }
 }
 

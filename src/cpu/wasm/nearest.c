@@ -62,11 +62,11 @@ static inline void sum_two_rows_factor2(int dtype, void *out, size_t outRow, con
  * several gradient rows, for float16/bfloat16. */
 static inline __attribute__((always_inline)) void nearest_factor_impl(
     const int dtype, void *out, const void *grad, int planes, int inH, int inW, int outW,
-    const int32_t *hStarts, int wFactor, float *accRow) {
+    const int32_t *hStarts, int wFactor, float *accRow, int row0, int row1) {
   const int outH = hStarts[inH];
   for (int p = 0; p < planes; p++) {
     const size_t gPlane = (size_t)p * outH * outW, oPlane = (size_t)p * inH * inW;
-    for (int ih = 0; ih < inH; ih++) {
+    for (int ih = row0; ih < row1; ih++) {
       const size_t outRow = oPlane + (size_t)ih * inW;
       int oh = hStarts[ih], end = hStarts[ih + 1];
       if (end - oh == 2 && wFactor == 2) {
@@ -88,13 +88,17 @@ static inline __attribute__((always_inline)) void nearest_factor_impl(
 
 /* One specialised copy per dtype. */
 static void nearest_factor(int dtype, void *out, const void *grad, int planes, int inH, int inW,
-                           int outW, const int32_t *hStarts, int wFactor, float *accRow) {
+                           int outW, const int32_t *hStarts, int wFactor, float *accRow, int row0,
+                           int row1) {
   if (dtype == DT_F32) {
-    nearest_factor_impl(DT_F32, out, grad, planes, inH, inW, outW, hStarts, wFactor, accRow);
+    nearest_factor_impl(DT_F32, out, grad, planes, inH, inW, outW, hStarts, wFactor, accRow, row0,
+                        row1);
   } else if (dtype == DT_BF16) {
-    nearest_factor_impl(DT_BF16, out, grad, planes, inH, inW, outW, hStarts, wFactor, accRow);
+    nearest_factor_impl(DT_BF16, out, grad, planes, inH, inW, outW, hStarts, wFactor, accRow, row0,
+                        row1);
   } else {
-    nearest_factor_impl(DT_F16, out, grad, planes, inH, inW, outW, hStarts, wFactor, accRow);
+    nearest_factor_impl(DT_F16, out, grad, planes, inH, inW, outW, hStarts, wFactor, accRow, row0,
+                        row1);
   }
 }
 
@@ -123,13 +127,13 @@ static inline void sum_ranges(float *restrict acc, const float *restrict gRow,
 
 static void nearest_lanes(int dtype, void *out, const void *grad, int planes, int inH, int inW,
                           int outW, const int32_t *hStarts, const int32_t *wStarts, int maxRange,
-                          float *work) {
+                          float *work, int row0, int row1) {
   const int outH = hStarts[inH];
   float *gRow = work, *acc = gRow + 4 * ((size_t)outW + MAX_SLOTS);
   const v128_t zero = wasm_f32x4_splat(0.0f);
   for (int p0 = 0; p0 < planes; p0 += 4) {
     group_t g = group_at(dtype, grad, out, planes, p0, (size_t)outH * outW, (size_t)inH * inW);
-    for (int ih = 0; ih < inH; ih++) {
+    for (int ih = row0; ih < row1; ih++) {
       int oh = hStarts[ih], end = hStarts[ih + 1];
       if (oh == end) {
         for (int iw = 0; iw < inW; iw++) wasm_v128_store(acc + 4 * iw, zero);
@@ -159,15 +163,18 @@ EXPORT(nearest_scratch_bytes) size_t nearest_scratch_bytes(int inW, int outW) {
  * Nearest-exact backward over `planes` contiguous planes (1d: inH = outH = 1). `hStarts`
  * (inH + 1) and `wStarts` (inW + 1) give the output range of each input index; `wFactor` is k
  * when input w owns exactly outputs [k w, k w + k) (else 0); `maxRange` bounds the w ranges.
- * `work` holds nearest_scratch_bytes(inW, outW) bytes.
+ * `work` holds nearest_scratch_bytes(inW, outW) bytes. Only input rows [row0, row1) of each plane
+ * are computed (a band: each reads its own gradient rows, so bands never share an element).
  */
 EXPORT(nearest_backward) void nearest_backward(int dtype, void *out, const void *grad, int planes,
                                                int inH, int inW, int outW,
                                                const int32_t *hStarts, const int32_t *wStarts,
-                                               int wFactor, int maxRange, float *work) {
+                                               int wFactor, int maxRange, float *work,
+                                               int row0, int row1) {
   if (wFactor == 1 || wFactor == 2) {
-    nearest_factor(dtype, out, grad, planes, inH, inW, outW, hStarts, wFactor, work);
+    nearest_factor(dtype, out, grad, planes, inH, inW, outW, hStarts, wFactor, work, row0, row1);
   } else {
-    nearest_lanes(dtype, out, grad, planes, inH, inW, outW, hStarts, wStarts, maxRange, work);
+    nearest_lanes(dtype, out, grad, planes, inH, inW, outW, hStarts, wStarts, maxRange, work, row0,
+                  row1);
   }
 }
