@@ -1,3 +1,4 @@
+import type { UpsampleOp } from "../../src/rules/ops.ts";
 import assert from "node:assert/strict";
 import {
   bilinear2dBackwardCpu,
@@ -135,7 +136,7 @@ function assertOut(out: Built, expected: Float32Array, label: string): void {
   }
 }
 
-type Op = "nearest1d" | "nearest2d" | "bilinear";
+type Op = UpsampleOp;
 
 interface Case {
   op: Op;
@@ -164,12 +165,12 @@ function runCase(c: Case, rng: () => number): void {
     scales: c.scales,
   };
   let expected: Float32Array;
-  if (c.op === "bilinear") {
+  if (c.op === "bilinear2d") {
     const align = c.alignCorners ?? false;
     bilinear2dBackwardCpu({ ...args, alignCorners: align });
     expected = referenceBilinear2dBackward(g, c.inputSize, c.outputSize, c.scales, align);
   } else {
-    if (c.op === "nearest1d") nearestExact1dBackwardCpu(args);
+    if (c.op === "nearestExact1d") nearestExact1dBackwardCpu(args);
     else nearestExact2dBackwardCpu(args);
     expected = referenceNearestExactBackward(g, c.inputSize, c.outputSize, c.scales);
   }
@@ -223,7 +224,7 @@ function randomCase(rng: () => number, op: Op): Case {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)];
   const n = pick([0, 1, 1, 2, 2, 3]);
   const ch = pick([1, 1, 2, 3]);
-  let dims = op === "nearest1d" ? [randomDim(rng)] : [randomDim(rng), randomDim(rng)];
+  let dims = op === "nearestExact1d" ? [randomDim(rng)] : [randomDim(rng), randomDim(rng)];
   if (dims.length === 2 && (dims[0][0] * dims[1][0] > 40000 || dims[0][1] * dims[1][1] > 40000)) {
     dims = [dims[0], [3, 7, 0]];
   }
@@ -242,7 +243,7 @@ function randomCase(rng: () => number, op: Op): Case {
 
 // ---------------------------------------------------------------- differential tests
 
-for (const op of ["nearest1d", "nearest2d", "bilinear"] as const) {
+for (const op of ["nearestExact1d", "nearestExact2d", "bilinear2d"] as const) {
   Deno.test(`${op}: random cases equal the reference bit for bit`, () => {
     const rng = prng(op.length * 7919 + 1);
     for (let i = 0; i < 400; i++) runCase(randomCase(rng, op), rng);
@@ -257,7 +258,7 @@ Deno.test("every edge dimension, every dtype and layout pair, against the refere
       const base = { dtype, gradLayout: layouts[0], outLayout: layouts[1], special: true };
       runCase({
         ...base,
-        op: "nearest1d",
+        op: "nearestExact1d",
         inputSize: [2, 2, inSize],
         outputSize: [outSize],
         scales: [scales],
@@ -265,15 +266,15 @@ Deno.test("every edge dimension, every dtype and layout pair, against the refere
       for (const other of [[1, 1, 0], [3, 7, 2.5]] as const) {
         const sizes = { inputSize: [1, 2, inSize, other[0]], outputSize: [outSize, other[1]] };
         const sizesT = { inputSize: [1, 2, other[0], inSize], outputSize: [other[1], outSize] };
-        runCase({ ...base, op: "nearest2d", ...sizes, scales: [scales, other[2]] }, rng);
-        runCase({ ...base, op: "nearest2d", ...sizesT, scales: [other[2], scales] }, rng);
+        runCase({ ...base, op: "nearestExact2d", ...sizes, scales: [scales, other[2]] }, rng);
+        runCase({ ...base, op: "nearestExact2d", ...sizesT, scales: [other[2], scales] }, rng);
         for (const alignCorners of [false, true]) {
           runCase(
-            { ...base, op: "bilinear", ...sizes, scales: [scales, other[2]], alignCorners },
+            { ...base, op: "bilinear2d", ...sizes, scales: [scales, other[2]], alignCorners },
             rng,
           );
           runCase(
-            { ...base, op: "bilinear", ...sizesT, scales: [other[2], scales], alignCorners },
+            { ...base, op: "bilinear2d", ...sizesT, scales: [other[2], scales], alignCorners },
             rng,
           );
         }
@@ -291,21 +292,21 @@ Deno.test("integer-factor fast paths (x1, x2, x3, x4) match the reference on eve
         const base = { dtype, gradLayout, outLayout, special: true };
         runCase({
           ...base,
-          op: "nearest2d",
+          op: "nearestExact2d",
           inputSize: [2, 3, 5, 6],
           outputSize: [5 * k, 6 * k],
           scales: [0, 0],
         }, rng);
         runCase({
           ...base,
-          op: "nearest1d",
+          op: "nearestExact1d",
           inputSize: [2, 3, 9],
           outputSize: [9 * k],
           scales: [k],
         }, rng);
         runCase({
           ...base,
-          op: "bilinear",
+          op: "bilinear2d",
           inputSize: [2, 3, 5, 6],
           outputSize: [5 * k, 6 * k],
           scales: [0, 0],
@@ -318,13 +319,13 @@ Deno.test("integer-factor fast paths (x1, x2, x3, x4) match the reference on eve
 Deno.test("many channels, channels-last gradient (the channel-vector path) match the reference", () => {
   const rng = prng(13);
   for (let i = 0; i < 60; i++) {
-    const op = (["nearest1d", "nearest2d", "bilinear"] as const)[i % 3];
+    const op = (["nearestExact1d", "nearestExact2d", "bilinear2d"] as const)[i % 3];
     const c = randomCase(rng, op);
     c.inputSize[0] = 1 + (i % 2);
     c.inputSize[1] = 16 + (i % 4);
-    if (op !== "nearest1d" && c.inputSize[2] * c.inputSize[3] > 2000) c.inputSize[2] = 1;
-    if (op !== "nearest1d" && c.outputSize[0] * c.outputSize[1] > 2000) c.outputSize[0] = 1;
-    if (op !== "nearest1d" && c.inputSize[2] === 1) c.scales[0] = 0;
+    if (op !== "nearestExact1d" && c.inputSize[2] * c.inputSize[3] > 2000) c.inputSize[2] = 1;
+    if (op !== "nearestExact1d" && c.outputSize[0] * c.outputSize[1] > 2000) c.outputSize[0] = 1;
+    if (op !== "nearestExact1d" && c.inputSize[2] === 1) c.scales[0] = 0;
     c.gradLayout = "channelsLast";
     runCase(c, rng);
   }
@@ -387,7 +388,7 @@ function decoded(view: StridedArray): number[] {
 Deno.test("1x1 -> 128x128 of ones sums to 16384 exactly, in every dtype (float32 accumulation)", () => {
   for (const dtype of DTYPES) {
     const grad = contiguous(dtype, [1, 1, 128, 128], new Array(128 * 128).fill(1));
-    for (const op of ["nearest", "bilinear"]) {
+    for (const op of ["nearest", "bilinear2d"]) {
       const out = contiguous(dtype, [1, 1, 1, 1]);
       const args = {
         gradOutput: grad,
@@ -457,7 +458,7 @@ Deno.test("accumulation starts from +0 and keeps float32 order; inf and NaN prop
 Deno.test("bilinear preserves the gradient's total (weights sum to one)", () => {
   const rng = prng(3);
   for (let i = 0; i < 50; i++) {
-    const c = randomCase(rng, "bilinear");
+    const c = randomCase(rng, "bilinear2d");
     c.inputSize[0] = 1;
     c.dtype = "float32";
     const grad = contiguous("float32", [1, c.inputSize[1], ...c.outputSize]);

@@ -30,7 +30,7 @@ interface ModelCall {
 function modelDevice(call: ModelCall, grad: Float32Array): Float32Array {
   const { op, inputSize, outputSize, scales, alignCorners } = call;
   const result = deviceModel(grad, {
-    op: op === "nearestExact1d" ? "nearest1d" : op === "nearestExact2d" ? "nearest2d" : op,
+    op,
     inputSize,
     outputSize,
     scales: scales[0],

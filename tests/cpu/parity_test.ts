@@ -84,9 +84,9 @@ async function check(fixture: FixtureCase, actual: Float32Array): Promise<void> 
 
 async function checkDevice(fixture: FixtureCase, actual: Float32Array): Promise<void> {
   const c = deviceCaseOf(fixture);
-  const fn = c.op === "nearest1d"
+  const fn = c.op === "nearestExact1d"
     ? upsampleNearestExact1dBackward
-    : c.op === "nearest2d"
+    : c.op === "nearestExact2d"
     ? upsampleNearestExact2dBackward
     : upsampleBilinear2dBackward;
   const what = `${fixture.name} (${fixture.dtype}, ${fixture.layout})`;

@@ -77,7 +77,7 @@ for (const [lane, dtype] of NPU_LANES.flatMap((lane) => DTYPES.map((d) => [lane,
         referenceNearestExactBackward(values, tie.inputSize, tie.outputSize, tie.scales),
       );
       const c = {
-        op: twoD ? "nearest2d" : "nearest1d",
+        op: twoD ? "nearestExact2d" : "nearestExact1d",
         inputSize: tie.inputSize,
         outputSize: tie.outputSize,
         scales: tie.scales[0],
@@ -156,7 +156,7 @@ Deno.test("device semantics: share of size pairs (in <= 39, out <= 119) the devi
       if (inSize / outSize < 0.02) continue; // the op's 50x limit
       pairs++;
       const g = Float32Array.from({ length: outSize }, (_, o) => 2 ** (o % 24));
-      const c = { op: "nearest1d", inputSize: [1, 1, inSize], outputSize: [outSize] } as const;
+      const c = { op: "nearestExact1d", inputSize: [1, 1, inSize], outputSize: [outSize] } as const;
       const device = deviceModel(g, c);
       const pytorch = referenceNearestExactBackward(g, [1, 1, inSize], [outSize], [0]);
       if (differing(device, pytorch).length > 0) differ++;

@@ -17,6 +17,8 @@
  * @module
  */
 
+import type { UpsampleOp } from "../../src/rules/ops.ts";
+
 import { AssertionError } from "node:assert/strict";
 import {
   type DType,
@@ -37,7 +39,7 @@ const f = Math.fround;
 /** One call of an op as the device sees it (contiguous NCHW / NCL gradient). */
 export interface DeviceCase {
   /** The op. */
-  readonly op: "nearest1d" | "nearest2d" | "bilinear2d";
+  readonly op: UpsampleOp;
   /** `[N, C, ...spatial]` of the result. */
   readonly inputSize: readonly number[];
   /** The spatial size of the gradient. */
@@ -72,11 +74,7 @@ export function deviceCaseOf(call: {
 }): DeviceCase {
   const twoD = call.op !== "nearestExact1d";
   return {
-    op: call.op === "nearestExact1d"
-      ? "nearest1d"
-      : call.op === "nearestExact2d"
-      ? "nearest2d"
-      : "bilinear2d",
+    op: call.op,
     inputSize: call.inputSize,
     outputSize: call.outputSize,
     scales: twoD ? undefined : call.scales[0],
@@ -215,11 +213,11 @@ function v2UsesKernel(c: DeviceCase, inH: number, inW: number): boolean {
  * ```ts
  * import { deviceModel } from "./device_model.ts";
  * const g = Float32Array.from({ length: 41 }, () => 1);
- * deviceModel(g, { op: "nearest1d", inputSize: [1, 1, 2], outputSize: [41] }); // [20, 21]
+ * deviceModel(g, { op: "nearestExact1d", inputSize: [1, 1, 2], outputSize: [41] }); // [20, 21]
  * ```
  */
 export function deviceModel(grad: Float32Array, c: DeviceCase): Float32Array {
-  const twoD = c.op !== "nearest1d";
+  const twoD = c.op !== "nearestExact1d";
   const [n, ch] = c.inputSize;
   const d: Dims = {
     planes: n * ch,
@@ -275,7 +273,7 @@ function ulpOf(dtype: DType, x: number): number {
  * ```ts
  * import { assertMatchesDeviceModel } from "./device_model.ts";
  * const g = Float32Array.from({ length: 41 }, () => 1);
- * const c = { op: "nearest1d", inputSize: [1, 1, 2], outputSize: [41] } as const;
+ * const c = { op: "nearestExact1d", inputSize: [1, 1, 2], outputSize: [41] } as const;
  * assertMatchesDeviceModel(Float32Array.of(20, 21), g, c, "float32", "tie");
  * ```
  */
@@ -354,19 +352,19 @@ export async function assertMatchesDeviceOp(
   what: string,
   bilinearVersion: 1 | 2 = 2,
 ): Promise<void> {
-  const name = op === upsampleNearestExact1dBackward
-    ? "nearest1d"
+  const name: UpsampleOp = op === upsampleNearestExact1dBackward
+    ? "nearestExact1d"
     : op === upsampleNearestExact2dBackward
-    ? "nearest2d"
+    ? "nearestExact2d"
     : "bilinear2d";
   const { outputSize, inputSize, scales, scalesH, scalesW, alignCorners } = options;
   const grad = roundTo(dtype, values);
   const problem: DeviceProblem = {
-    op: name === "nearest1d" ? "nearestExact1d" : name === "nearest2d" ? "nearestExact2d" : name,
+    op: name,
     dtype,
     inputSize,
     outputSize,
-    scales: name === "nearest1d" ? [scales ?? 0] : [scalesH ?? 0, scalesW ?? 0],
+    scales: name === "nearestExact1d" ? [scales ?? 0] : [scalesH ?? 0, scalesW ?? 0],
     alignCorners: alignCorners ?? false,
   };
   const bilinearApi = bilinearVersion === 1 ? "v1" : "v2";

@@ -10,8 +10,7 @@
  * @module
  */
 
-/** The op a fixture exercises. */
-export type FixtureOp = "nearestExact1d" | "nearestExact2d" | "bilinear2d";
+import type { UpsampleOp } from "../../src/rules/ops.ts";
 
 /** The dtype the test runs the op in. */
 export type FixtureDtype = "float32" | "float16" | "bfloat16";
@@ -28,7 +27,7 @@ export interface FixtureCase {
   /** Unique name, e.g. `nearest2d/tie-2-41x4-82`. */
   name: string;
   /** The op. */
-  op: FixtureOp;
+  op: UpsampleOp;
   /** The dtype to run in; the float32 expected values must be rounded (RNE) to it. */
   dtype: FixtureDtype;
   /** `[N, C, L]` or `[N, C, H, W]` of the gradient input (the op's result). */
@@ -66,7 +65,7 @@ export interface ManifestCase {
   /** See {@link FixtureCase.name}. */
   name: string;
   /** See {@link FixtureCase.op}. */
-  op: FixtureOp;
+  op: UpsampleOp;
   /** See {@link FixtureCase.dtype}. */
   dtype: FixtureDtype;
   /** See {@link FixtureCase.inputSize}. */
@@ -98,7 +97,7 @@ export interface Manifest {
 /** The fixture folder. */
 export const FIXTURE_DIR: URL = new URL("../fixtures/", import.meta.url);
 
-const OPS: readonly FixtureOp[] = ["nearestExact1d", "nearestExact2d", "bilinear2d"];
+const OPS: readonly UpsampleOp[] = ["nearestExact1d", "nearestExact2d", "bilinear2d"];
 const DTYPES: readonly FixtureDtype[] = ["float32", "float16", "bfloat16"];
 const LAYOUTS: readonly FixtureLayout[] = ["contiguous", "channelsLast", "transposed", "offset"];
 
