@@ -10,9 +10,12 @@
  *   worker    aclrtSynchronizeStream handed to a persistent helper thread and waited for with a
  *             mutex/condvar (the shape of Deno's `nonblocking: true` FFI call the library uses);
  *   enqueue   no sync per call, one aclrtSynchronizeStream after the timed loop (included).
- * One more, not the issue's sequence but what the library does since it caches descriptors:
+ * Two more, not the issue's sequence but what the library did once it cached descriptors, and what it
+ * does since it also reuses executors:
  *   enqueue-cached  as enqueue, with the two aclTensors and two aclIntArrays created once before
- *             the runs and destroyed after them (each call: phase 1, workspace, phase 2).
+ *             the runs and destroyed after them (each call: phase 1, workspace, phase 2);
+ *   enqueue-reused  as enqueue-cached, with phase 1 run once too and its executor made repeatable
+ *             (aclSetAclOpExecutorRepeatable; destroyed after the runs): each call is phase 2 only.
  *
  * usage: overhead [iterations [variant,...]]   prints one JSON line per (op, variant): median us per
  * call of 5 runs; the optional comma-separated list picks variants (default: all).
@@ -38,8 +41,8 @@
 
 enum op { NEAREST_1D, NEAREST_2D, BILINEAR_2D };
 static const char *const OP_NAMES[] = {"nearestExact1d", "nearestExact2d", "bilinear2d"};
-enum variant { BLOCKING, WORKER, ENQUEUE, ENQUEUE_CACHED };
-static const char *const VARIANT_NAMES[] = {"blocking", "worker", "enqueue", "enqueue-cached"};
+enum variant { BLOCKING, WORKER, ENQUEUE, ENQUEUE_CACHED, ENQUEUE_REUSED };
+static const char *const VARIANT_NAMES[] = {"blocking", "worker", "enqueue", "enqueue-cached", "enqueue-reused"};
 
 static aclrtStream stream;
 static void *grad_dev, *out_dev; /* 4 floats and 1 float (2 floats for 1d) */
@@ -134,8 +137,8 @@ static void destroy_descriptors(const descriptors *d)
     CHECK(aclDestroyIntArray(d->input_size));
 }
 
-/* Phase 1, workspace, phase 2, and the variant's sync. */
-static void launch(enum op op, enum variant variant, const descriptors *d)
+/* Phase 1 (its workspace size in *ws) and the workspace, grown when asked for. */
+static aclOpExecutor *phase1(enum op op, const descriptors *d, uint64_t *ws_out)
 {
     aclTensor *grad = d->grad, *out = d->out;
     aclIntArray *output_size = d->output_size, *input_size = d->input_size;
@@ -159,6 +162,13 @@ static void launch(enum op op, enum variant variant, const descriptors *d)
         CHECK(aclrtMalloc(&workspace, ws, ACL_MEM_MALLOC_HUGE_FIRST));
         workspace_bytes = ws;
     }
+    *ws_out = ws;
+    return executor;
+}
+
+/* Phase 2 on the cached workspace, and the variant's sync. */
+static void phase2(enum op op, enum variant variant, aclOpExecutor *executor, uint64_t ws)
+{
     void *w = ws > 0 ? workspace : NULL;
     if (op == NEAREST_1D) {
         CHECK(aclnnUpsampleNearestExact1dBackward(w, ws, executor, stream));
@@ -174,9 +184,27 @@ static void launch(enum op op, enum variant variant, const descriptors *d)
     }
 }
 
-/* The sequence: create x4, launch, sync, destroy x4 (`cached`: the descriptors are given). */
-static void one_call(enum op op, enum variant variant, const descriptors *cached)
+/* Phase 1, workspace, phase 2, and the variant's sync. */
+static void launch(enum op op, enum variant variant, const descriptors *d)
 {
+    uint64_t ws = 0;
+    aclOpExecutor *executor = phase1(op, d, &ws);
+    phase2(op, variant, executor, ws);
+}
+
+/* A repeatable executor made once, with its workspace size. */
+typedef struct {
+    aclOpExecutor *executor;
+    uint64_t ws;
+} reused;
+
+/* The sequence: create x4, launch, sync, destroy x4 (`cached`: the descriptors are given). */
+static void one_call(enum op op, enum variant variant, const descriptors *cached, const reused *r)
+{
+    if (r != NULL) {
+        phase2(op, variant, r->executor, r->ws);
+        return;
+    }
     if (cached != NULL) {
         launch(op, variant, cached);
         return;
@@ -205,23 +233,33 @@ static double measure(enum op op, enum variant variant, int iterations)
     double runs[5];
     descriptors kept;
     const descriptors *cached = NULL;
-    if (variant == ENQUEUE_CACHED) {
+    reused made;
+    const reused *reuse = NULL;
+    if (variant == ENQUEUE_CACHED || variant == ENQUEUE_REUSED) {
         kept = create_descriptors(op);
         cached = &kept;
     }
+    if (variant == ENQUEUE_REUSED) {
+        made.executor = phase1(op, cached, &made.ws);
+        CHECK(aclSetAclOpExecutorRepeatable(made.executor));
+        reuse = &made;
+    }
     for (int i = 0; i < iterations / 4; i++) { /* warm-up */
-        one_call(op, variant, cached);
+        one_call(op, variant, cached, reuse);
     }
     CHECK(aclrtSynchronizeStream(stream));
     for (int r = 0; r < 5; r++) {
         double start = now_us();
         for (int i = 0; i < iterations; i++) {
-            one_call(op, variant, cached);
+            one_call(op, variant, cached, reuse);
         }
-        if (variant == ENQUEUE || variant == ENQUEUE_CACHED) {
+        if (variant >= ENQUEUE) {
             CHECK(aclrtSynchronizeStream(stream));
         }
         runs[r] = (now_us() - start) / iterations;
+    }
+    if (reuse != NULL) {
+        CHECK(aclDestroyAclOpExecutor(reuse->executor)); /* the runs ended with a sync */
     }
     if (cached != NULL) {
         destroy_descriptors(cached);
@@ -237,8 +275,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: overhead [iterations > 0 [variant,...]]\n");
         return 2;
     }
-    int selected[ENQUEUE_CACHED + 1];
-    for (int v = BLOCKING; v <= ENQUEUE_CACHED; v++) {
+    int selected[ENQUEUE_REUSED + 1];
+    for (int v = BLOCKING; v <= ENQUEUE_REUSED; v++) {
         selected[v] = argc <= 2; /* no list: every variant */
     }
     if (argc > 2) {
@@ -247,7 +285,7 @@ int main(int argc, char **argv)
         for (char *save = NULL, *name = strtok_r(list, ",", &save); name != NULL;
              name = strtok_r(NULL, ",", &save)) {
             int found = 0;
-            for (int v = BLOCKING; v <= ENQUEUE_CACHED; v++) {
+            for (int v = BLOCKING; v <= ENQUEUE_REUSED; v++) {
                 if (strcmp(name, VARIANT_NAMES[v]) == 0) {
                     selected[v] = found = 1;
                 }
@@ -271,7 +309,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int op = NEAREST_1D; op <= BILINEAR_2D; op++) {
-        for (int variant = BLOCKING; variant <= ENQUEUE_CACHED; variant++) {
+        for (int variant = BLOCKING; variant <= ENQUEUE_REUSED; variant++) {
             if (!selected[variant]) {
                 continue;
             }

@@ -7,7 +7,8 @@
  */
 
 import type { UpsampleCall, UpsampleOp, UpsampleParams } from "../backend.ts";
-import type { DescriptorCache } from "./descriptors.ts";
+import type { DescriptorCache, ViewDescriptor } from "./descriptors.ts";
+import { ReusedExecutor } from "./executors.ts";
 import type { CannLibraries } from "./loader.ts";
 import type { CannRuntime } from "./runtime.ts";
 import { MissingSymbolError } from "./status.ts";
@@ -130,10 +131,11 @@ export function checkOpSupported(libs: CannLibraries, params: UpsampleParams): v
 }
 
 /**
- * Runs both phases of an op on the device stream. The aclTensor/aclIntArray descriptors come from the
- * target's {@link DescriptorCache} (created on first use of a view, kept while its buffer lives); the
- * ones this call created are destroyed again when it fails. The executor is consumed by phase 2, or
- * destroyed here when phase 2 is never reached.
+ * Runs an op on the device stream. The aclTensor/aclIntArray descriptors come from the target's
+ * {@link DescriptorCache} (created on first use of a view, kept while its buffer lives), and so does the
+ * repeatable executor of phase 1 (`executors.ts`): a call with the same views and parameters as an
+ * earlier one runs phase 2 only. Whatever this call created is destroyed again when it fails, and an
+ * executor whose phase 2 failed is not kept.
  *
  * @throws {AclError} with the failing API's status and the runtime's message
  * @example
@@ -142,59 +144,106 @@ export function checkOpSupported(libs: CannLibraries, params: UpsampleParams): v
  * ```
  */
 export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>): void {
-  const { runtime, stream, descriptors } = target;
-  const { libs } = runtime;
-  const symbols = opSymbols(libs, call.op);
-  // Both exist: checkOpSupported ran before anything was allocated.
-  const phase1 = opFunction(libs, symbols.phase1Name)!;
-  const phase2 = opFunction(libs, symbols.name)!;
+  const { descriptors } = target;
   let launched = false;
   try {
     const gradView = descriptors.view(call.gradOutput);
     const outView = descriptors.view(call.out);
     checkSizes(call, gradView.shape, outView.shape);
-    const grad = gradView.tensor;
-    const out = outView.tensor;
-    // Validated: outputSize is gradOutput's spatial shape and inputSize is out's shape.
-    const outputSize = descriptors.spatialSizes(gradView);
-    const inputSize = descriptors.fullSizes(outView);
-    const wsOut = runtime.out64;
-    const exOut = runtime.outExecutor;
-    wsOut[0] = 0n;
-    exOut[0] = 0n;
-    const status = call.op === "bilinear2d"
-      ? phase1(
-        grad,
-        outputSize,
-        inputSize,
-        call.alignCorners,
-        call.scales[0],
-        call.scales[1],
-        out,
-        wsOut,
-        exOut,
-      )
-      : call.op === "nearestExact2d"
-      ? phase1(grad, outputSize, inputSize, call.scales[0], call.scales[1], out, wsOut, exOut)
-      : phase1(grad, outputSize, inputSize, call.scales[0], out, wsOut, exOut);
-    runtime.check(status, symbols.phase1Name);
-    const executor = exOut[0];
-    const workspaceSize = wsOut[0];
-    let workspace = 0n;
-    try {
-      if (workspaceSize > 0n) workspace = target.workspace(workspaceSize);
-    } catch (error) {
-      // Phase 2 will not run: free the executor through the documented repeatable path.
-      libs.nnopbase.aclSetAclOpExecutorRepeatable(executor);
-      libs.nnopbase.aclDestroyAclOpExecutor(executor);
-      throw error;
-    }
-    runtime.check(phase2(workspace, workspaceSize, executor, stream), symbols.name);
+    const { op, scales, alignCorners, deterministic } = call;
+    const scale0 = scales[0];
+    const scale1 = scales.length > 1 ? scales[1] : 0;
+    const reused =
+      descriptors.executorFor(gradView, outView, op, scale0, scale1, alignCorners, deterministic) ??
+        prepare(target, call, gradView, outView, scale0, scale1);
+    if (reused !== null) runReused(target, gradView, reused);
     launched = true;
   } finally {
     if (launched) descriptors.commit();
     else descriptors.rollback();
   }
+}
+
+// Phase 2 of a kept executor; one whose phase 2 or workspace failed is destroyed, not kept.
+function runReused(
+  target: LaunchTarget,
+  gradView: ViewDescriptor,
+  reused: ReusedExecutor,
+): void {
+  const { runtime } = target;
+  const name = reused.api;
+  const size = reused.workspaceSize;
+  let ok = false;
+  try {
+    const workspace = size > 0n ? target.workspace(size) : 0n;
+    const status = opFunction(runtime.libs, name)!(workspace, size, reused.executor, target.stream);
+    runtime.check(status, name);
+    ok = true;
+  } finally {
+    if (!ok) target.descriptors.dropExecutor(gradView, reused);
+  }
+}
+
+// Phase 1, then the executor made repeatable and kept (returned, for runReused), or, when the runtime
+// will not make it repeatable, launched once here (null).
+function prepare(
+  target: LaunchTarget,
+  call: UpsampleCall<NpuBuffer>,
+  gradView: ViewDescriptor,
+  outView: ViewDescriptor,
+  scale0: number,
+  scale1: number,
+): ReusedExecutor | null {
+  const { runtime, descriptors } = target;
+  const { libs } = runtime;
+  const symbols = opSymbols(libs, call.op);
+  // Both exist: checkOpSupported ran before anything was allocated.
+  const phase1 = opFunction(libs, symbols.phase1Name)!;
+  const grad = gradView.tensor;
+  const out = outView.tensor;
+  // Validated: outputSize is gradOutput's spatial shape and inputSize is out's shape.
+  const outputSize = descriptors.spatialSizes(gradView);
+  const inputSize = descriptors.fullSizes(outView);
+  const wsOut = runtime.out64;
+  const exOut = runtime.outExecutor;
+  wsOut[0] = 0n;
+  exOut[0] = 0n;
+  const status = call.op === "bilinear2d"
+    ? phase1(grad, outputSize, inputSize, call.alignCorners, scale0, scale1, out, wsOut, exOut)
+    : call.op === "nearestExact2d"
+    ? phase1(grad, outputSize, inputSize, scale0, scale1, out, wsOut, exOut)
+    : phase1(grad, outputSize, inputSize, scale0, out, wsOut, exOut);
+  runtime.check(status, symbols.phase1Name);
+  const executor = exOut[0];
+  const workspaceSize = wsOut[0];
+  if (libs.nnopbase.aclSetAclOpExecutorRepeatable(executor) === 0) {
+    const reused = new ReusedExecutor(
+      call.op,
+      symbols.name,
+      outView,
+      scale0,
+      scale1,
+      call.alignCorners,
+      call.deterministic,
+      executor,
+      workspaceSize,
+    );
+    descriptors.keepExecutor(gradView, reused);
+    return reused;
+  }
+  // One-shot: phase 2 consumes it. A failed workspace means phase 2 never runs: the documented way to
+  // free an unused executor is to make it repeatable and destroy it.
+  let workspace = 0n;
+  try {
+    if (workspaceSize > 0n) workspace = target.workspace(workspaceSize);
+  } catch (error) {
+    libs.nnopbase.aclSetAclOpExecutorRepeatable(executor);
+    libs.nnopbase.aclDestroyAclOpExecutor(executor);
+    throw error;
+  }
+  const phase2 = opFunction(libs, symbols.name)!;
+  runtime.check(phase2(workspace, workspaceSize, executor, target.stream), symbols.name);
+  return null;
 }
 
 // The cached int arrays are the views' own sizes: refuse a call whose sizes say otherwise (only an

@@ -10,6 +10,9 @@
  * across executions (`aclSetTensorAddr.md`). `aclCreateIntArray` copies its values. The descriptor of a
  * view never changes because a buffer's address, length and dtype never do.
  *
+ * Each view's descriptor also holds the repeatable executors of the ops that read it as gradOutput
+ * (`executors.ts`), destroyed before either view's aclTensor.
+ *
  * Lifetime: every cached object belongs to a live buffer. `forget(buffer)` (the buffer is freed) and
  * `clear()` (the device closes) destroy them. A launch that fails calls `rollback()`, which destroys the
  * objects created during that launch, so a failed call leaves no new aclnn object behind.
@@ -17,15 +20,20 @@
  * @module
  */
 
-import type { StorageView } from "../backend.ts";
+import type { StorageView, UpsampleOp } from "../backend.ts";
 import type { DType } from "../tensor/dtype.ts";
 import type { NpuBuffer } from "./aclnn_call.ts";
+import { MAX_EXECUTORS_PER_VIEW, type ReusedExecutor } from "./executors.ts";
 import { ACL_DTYPE, ACL_FORMAT, type NnopbaseLib } from "./symbols.ts";
 
 /** The nnopbase calls the cache makes (a subset of the library's table, so tests can wrap it). */
 export type DescriptorApi = Pick<
   NnopbaseLib,
-  "aclCreateTensor" | "aclCreateIntArray" | "aclDestroyTensor" | "aclDestroyIntArray"
+  | "aclCreateTensor"
+  | "aclCreateIntArray"
+  | "aclDestroyTensor"
+  | "aclDestroyIntArray"
+  | "aclDestroyAclOpExecutor"
 >;
 
 /**
@@ -49,6 +57,10 @@ export class ViewDescriptor {
   sizes = 0n;
   /** Objects created by the launch in progress (NEW_* bits), destroyed if it fails. */
   created = 0;
+  /** Repeatable executors of ops reading this view as gradOutput, most recently made last. */
+  readonly executors: ReusedExecutor[] = [];
+  /** gradOutput views with an executor writing this view (each listed once). */
+  readonly feeds: ViewDescriptor[] = [];
   /**
    * The view's own shape and strides arrays when they are frozen (a Tensor's are): the same frozen
    * arrays again are the same view without comparing elements. Null when the caller's may change.
@@ -141,6 +153,7 @@ export class DescriptorCache {
   // Descriptors with objects made by the launch in progress.
   readonly #created: ViewDescriptor[] = [];
   #objects = 0;
+  #executors = 0;
 
   /**
    * @param api the nnopbase functions
@@ -154,6 +167,11 @@ export class DescriptorCache {
   /** Live aclTensor + aclIntArray objects held by the cache. */
   get objects(): number {
     return this.#objects;
+  }
+
+  /** Live repeatable executors held by the cache. */
+  get executors(): number {
+    return this.#executors;
   }
 
   /** Buffers with at least one cached view. */
@@ -219,6 +237,61 @@ export class DescriptorCache {
     return entry.sizes;
   }
 
+  /**
+   * The repeatable executor made for these parameters on `grad` -> `out`, or null.
+   *
+   * @example
+   * ```ts ignore
+   * const reused = cache.executorFor(grad, out, "nearestExact2d", 0, 0, false, false);
+   * ```
+   */
+  executorFor(
+    grad: ViewDescriptor,
+    out: ViewDescriptor,
+    op: UpsampleOp,
+    scale0: number,
+    scale1: number,
+    alignCorners: boolean,
+    deterministic: boolean,
+  ): ReusedExecutor | null {
+    const list = grad.executors;
+    for (let i = list.length - 1; i >= 0; i--) {
+      const entry = list[i];
+      if (entry.matches(op, out, scale0, scale1, alignCorners, deterministic)) return entry;
+    }
+    return null;
+  }
+
+  /**
+   * Keeps a repeatable executor made for `grad` -> `entry.out` (the oldest of `grad`'s is destroyed
+   * when it already has {@link MAX_EXECUTORS_PER_VIEW}).
+   */
+  keepExecutor(grad: ViewDescriptor, entry: ReusedExecutor): void {
+    const list = grad.executors;
+    if (list.length >= MAX_EXECUTORS_PER_VIEW) this.dropExecutor(grad, list[0]);
+    list.push(entry);
+    this.#executors++;
+    const out = entry.out;
+    if (!out.feeds.includes(grad)) out.feeds.push(grad);
+  }
+
+  /** Destroys a kept executor (a failed phase 2, an eviction, or one of its views going). */
+  dropExecutor(grad: ViewDescriptor, entry: ReusedExecutor): void {
+    const list = grad.executors;
+    const index = list.indexOf(entry);
+    if (index < 0) return;
+    list.splice(index, 1);
+    const out = entry.out;
+    if (!list.some((other) => other.out === out)) {
+      const at = out.feeds.indexOf(grad);
+      if (at >= 0) out.feeds.splice(at, 1);
+    }
+    const executor = entry.executor;
+    entry.executor = 0n;
+    this.#executors--;
+    this.#api.aclDestroyAclOpExecutor(executor);
+  }
+
   /** The launch succeeded: keep what it created. */
   commit(): void {
     const created = this.#created;
@@ -260,6 +333,11 @@ export class DescriptorCache {
 
   /** The device is closing: destroy everything. */
   clear(): void {
+    for (const list of this.#byBuffer.values()) {
+      for (const entry of list) {
+        while (entry.executors.length > 0) this.dropExecutor(entry, entry.executors[0]);
+      }
+    }
     for (const list of this.#byBuffer.values()) {
       for (const entry of list) this.#destroy(entry);
     }
@@ -312,6 +390,14 @@ export class DescriptorCache {
   }
 
   #destroy(entry: ViewDescriptor): void {
+    // Executors first: they may point at the aclTensors of both their views.
+    while (entry.executors.length > 0) this.dropExecutor(entry, entry.executors[0]);
+    while (entry.feeds.length > 0) {
+      const grad = entry.feeds[0];
+      const mine = grad.executors.filter((e) => e.out === entry);
+      for (const e of mine) this.dropExecutor(grad, e);
+      if (entry.feeds[0] === grad) entry.feeds.shift(); // (dropExecutor unlisted it already)
+    }
     if (entry.tensor !== 0n) {
       this.#api.aclDestroyTensor(entry.tensor);
       entry.tensor = 0n;

@@ -111,6 +111,7 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   /** Always `"npu"`. */
   readonly kind = "npu" as const;
   #workspace: NpuBuffer = { address: 0n, bytes: 0 };
+  #workspaceBytes = 0n;
   // Buffers dropped while queued work may still use them, with the enqueue count at that moment.
   #deferred: Array<{ buffer: NpuBuffer; after: number }> = [];
   #deferredBytes = 0;
@@ -257,10 +258,11 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
 
   /** Part of the launch target: a workspace of at least `bytes`, grown (never shrunk) on demand. */
   workspace(bytes: bigint): bigint {
-    if (bytes > BigInt(this.#workspace.bytes)) {
+    if (bytes > this.#workspaceBytes) { // a bigint kept alongside: no BigInt made per call
       const grown = this.#malloc(Number(bytes));
       this.free(this.#workspace);
       this.#workspace = grown;
+      this.#workspaceBytes = BigInt(grown.bytes);
     }
     return this.#workspace.address;
   }

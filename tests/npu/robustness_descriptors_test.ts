@@ -59,22 +59,23 @@ EMULATED_LANE.test("descriptors: a view's aclTensor and int array are made once 
     using out = device.zeros(OPTIONS.inputSize);
     const before = emuLive().objects;
     upsampleNearestExact2dBackward(grad, { ...OPTIONS, out });
-    // gradOutput: aclTensor + outputSize; out: aclTensor + inputSize.
-    assert.equal(emuLive().objects, before + 4n, "first call creates the four descriptors");
+    // gradOutput: aclTensor + outputSize; out: aclTensor + inputSize; + the repeatable executor.
+    assert.equal(emuLive().objects, before + 5n, "first call creates the four descriptors");
     assert.equal(cache.objects, 4);
+    assert.equal(cache.executors, 1);
     for (let i = 0; i < 5; i++) upsampleNearestExact2dBackward(grad, { ...OPTIONS, out });
-    assert.equal(emuLive().objects, before + 4n, "later calls create nothing");
+    assert.equal(emuLive().objects, before + 5n, "later calls create nothing");
     assertBitEqual(await out.toFloat32Array(), await onDevice(data, GRAD_SHAPE), "result");
     // The same view through another Tensor object (a full slice) is the same descriptor.
     using same = grad.slice(0, 0, 1);
     upsampleNearestExact2dBackward(same, { ...OPTIONS, out });
-    assert.equal(emuLive().objects, before + 4n, "an identical view reuses the descriptor");
-    // The result of a call without out: its descriptors go with it.
+    assert.equal(emuLive().objects, before + 5n, "an identical view reuses the descriptor");
+    // The result of a call without out: its descriptors (and the executor writing it) go with it.
     const result = upsampleNearestExact2dBackward(grad, OPTIONS);
-    assert.equal(emuLive().objects, before + 6n, "the fresh result's tensor and sizes");
+    assert.equal(emuLive().objects, before + 8n, "the fresh result's tensor, sizes and executor");
     assertBitEqual(await result.toFloat32Array(), await onDevice(data, GRAD_SHAPE), "fresh result");
     result.dispose();
-    assert.equal(emuLive().objects, before + 4n, "disposing the result destroyed its descriptors");
+    assert.equal(emuLive().objects, before + 5n, "disposing the result destroyed its descriptors");
   } finally {
     device.close();
   }
