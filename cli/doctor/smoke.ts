@@ -13,12 +13,7 @@
 
 import type { UpsampleOp } from "../../src/backend.ts";
 import type { Device } from "../../src/device.ts";
-import {
-  upsampleBilinear2dBackward,
-  upsampleNearestExact1dBackward,
-  upsampleNearestExact2dBackward,
-} from "../../src/ops/upsample.ts";
-import type { Tensor } from "../../src/tensor/tensor.ts";
+import { runParams } from "../../src/ops/run_params.ts";
 import {
   bilinearApiOf,
   compareWithDevice,
@@ -75,13 +70,9 @@ async function run(
   problem: DeviceProblem,
   values: Float32Array,
 ): Promise<Float32Array> {
-  const { op, inputSize, outputSize } = problem;
+  const { inputSize, outputSize } = problem;
   using grad = device.tensor(values, [inputSize[0], inputSize[1], ...outputSize]);
-  using result: Tensor = op === "nearestExact1d"
-    ? upsampleNearestExact1dBackward(grad, { inputSize, outputSize })
-    : op === "nearestExact2d"
-    ? upsampleNearestExact2dBackward(grad, { inputSize, outputSize })
-    : upsampleBilinear2dBackward(grad, { inputSize, outputSize, alignCorners: false });
+  using result = runParams(grad, problem);
   return await result.toFloat32Array();
 }
 

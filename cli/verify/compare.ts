@@ -21,12 +21,7 @@ import type { BoundOptions, DeviceProblem } from "../../src/rules/bound.ts";
 import { Device, deviceInternals } from "../../src/device.ts";
 import { opApiName } from "../../src/ffi/aclnn_call.ts";
 import { NpuBackend } from "../../src/ffi/npu_backend.ts";
-import {
-  upsampleBilinear2dBackward,
-  upsampleNearestExact1dBackward,
-  upsampleNearestExact2dBackward,
-} from "../../src/ops/upsample.ts";
-import type { Tensor } from "../../src/tensor/tensor.ts";
+import { runParams } from "../../src/ops/run_params.ts";
 
 export {
   type BoundOptions,
@@ -99,25 +94,6 @@ export async function deviceReference(
   const { op, dtype, inputSize, outputSize, alignCorners } = problem;
   const scales = v1 ? [0, 0] : problem.scales;
   using grad = device.tensor(gradOutput, [inputSize[0], inputSize[1], ...outputSize], { dtype });
-  let result: Tensor;
-  if (op === "nearestExact1d") {
-    result = upsampleNearestExact1dBackward(grad, { inputSize, outputSize, scales: scales[0] });
-  } else if (op === "nearestExact2d") {
-    result = upsampleNearestExact2dBackward(grad, {
-      inputSize,
-      outputSize,
-      scalesH: scales[0],
-      scalesW: scales[1],
-    });
-  } else {
-    result = upsampleBilinear2dBackward(grad, {
-      inputSize,
-      outputSize,
-      scalesH: scales[0],
-      scalesW: scales[1],
-      alignCorners,
-    });
-  }
-  using _result = result;
+  using result = runParams(grad, { op, inputSize, outputSize, scales, alignCorners });
   return await result.toFloat32Array();
 }

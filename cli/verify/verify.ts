@@ -12,11 +12,7 @@
 import { Device } from "../../src/device.ts";
 import { AclError } from "../../src/ffi/status.ts";
 import type { Tensor } from "../../src/tensor/tensor.ts";
-import {
-  upsampleBilinear2dBackward,
-  upsampleNearestExact1dBackward,
-  upsampleNearestExact2dBackward,
-} from "../../src/ops/upsample.ts";
+import { runParams } from "../../src/ops/run_params.ts";
 import type { VerifyOptions } from "./args.ts";
 import { describeCase, makeCases, seededRandom, type VerifyCase } from "./cases.ts";
 import {
@@ -130,12 +126,5 @@ async function runCase(device: Device, c: VerifyCase, values: Float32Array): Pro
 }
 
 function launch(grad: Tensor, c: VerifyCase): Tensor {
-  const { outputSize, inputSize, scales } = c;
-  if (c.op === "nearestExact1d") {
-    return upsampleNearestExact1dBackward(grad, { outputSize, inputSize, scales: scales[0] });
-  }
-  const options = { outputSize, inputSize, scalesH: scales[0], scalesW: scales[1] };
-  return c.op === "nearestExact2d"
-    ? upsampleNearestExact2dBackward(grad, options)
-    : upsampleBilinear2dBackward(grad, { ...options, alignCorners: c.alignCorners });
+  return runParams(grad, c);
 }
