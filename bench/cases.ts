@@ -8,14 +8,10 @@
 import {
   type Device,
   type DType,
+  runParams,
   type Tensor,
-  upsampleBilinear2dBackward,
-  upsampleNearestExact1dBackward,
-  upsampleNearestExact2dBackward,
+  type UpsampleOp,
 } from "../mod.ts";
-
-/** Which op a case runs. */
-export type BenchOp = "nearestExact1d" | "nearestExact2d" | "bilinear2d";
 
 /** One benchmark shape: the forward op mapped `inputSize` to `[N, C, ...outputSize]`. */
 export interface BenchCase {
@@ -24,7 +20,7 @@ export interface BenchCase {
   /** Human-readable label for tables and bench groups. */
   readonly label: string;
   /** The op. */
-  readonly op: BenchOp;
+  readonly op: UpsampleOp;
   /** Shape of the forward input and of the result. */
   readonly inputSize: readonly number[];
   /** Spatial size of the forward output (`gradOutput` is `[N, C, ...outputSize]`). */
@@ -166,21 +162,5 @@ export function makeGrad(device: Device, c: BenchCase, dtype: DType): Tensor {
  * The caller disposes the returned tensor (when it is not `out`).
  */
 export function runCase(grad: Tensor, c: BenchCase, out?: Tensor): Tensor {
-  if (c.op === "nearestExact1d") {
-    return upsampleNearestExact1dBackward(grad, {
-      outputSize: c.outputSize,
-      inputSize: c.inputSize,
-      scales: c.scales[0],
-      out,
-    });
-  }
-  const common = {
-    outputSize: c.outputSize,
-    inputSize: c.inputSize,
-    scalesH: c.scales[0],
-    scalesW: c.scales[1],
-    out,
-  };
-  if (c.op === "nearestExact2d") return upsampleNearestExact2dBackward(grad, common);
-  return upsampleBilinear2dBackward(grad, { ...common, alignCorners: c.alignCorners });
+  return runParams(grad, c, { out });
 }
