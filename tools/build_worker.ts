@@ -4,7 +4,7 @@
  * (`deno bundle`, CommonJS, so `node:worker_threads` runs it with `eval: true`) and writes
  * `src/cpu/threads/worker_embedded.ts`: the JavaScript as a string, with the SHA-256 of the
  * TypeScript sources it came from. The generated file is committed, so the package reads no file
- * at run time; `tests/cpu/cpu_worker_build_test.ts` fails when a source changed without a rebuild.
+ * at run time; `tests/cpu/cpu_plan_test.ts` fails when a source changed without a rebuild.
  *
  * @module
  */
