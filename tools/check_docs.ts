@@ -15,7 +15,9 @@
  * `native/src` by its `src` path); Markdown link targets from the linking file's folder. `*` and `{a,b}` match as
  * in a shell glob; a path under a git-ignored build folder (`native/build/`) is not checked, since
  * a fresh clone has not built it yet; a path with a `...` or `<placeholder>` segment is not checked
- * past it. Exit status 1 lists each dangling reference as `file:line: path`.
+ * past it. Quoted strings inside fenced code (a JSDoc `@example`, a Markdown snippet) are an
+ * example's data, not references, and are not checked. Exit status 1 lists each dangling reference
+ * as `file:line: path`.
  *
  * @module
  */
@@ -237,6 +239,17 @@ function markdownAnchors(source: string): Set<string> {
   return anchors;
 }
 
+/**
+ * `text` with the quoted strings inside its ``` fences blanked (same length, newlines kept), so an
+ * example's data (a made-up file name passed to a function) is not taken for a reference.
+ */
+export function blankFencedStrings(text: string): string {
+  return text.replace(
+    /(^|\n)([ \t*]*)(```|~~~)[^\n]*\n[\s\S]*?(\n[ \t*]*\3|$)/g,
+    (block) => block.replace(/"[^"\n]*"|'[^'\n]*'|`[^`\n]*`/g, (q) => " ".repeat(q.length)),
+  );
+}
+
 function escapeRegExp(text: string): string {
   return text.replace(/[.+?^$()|[\]\\]/g, "\\$&");
 }
@@ -343,6 +356,13 @@ export async function checkDocs(root: string): Promise<DanglingReference[]> {
   };
 
   const found: DanglingReference[] = [];
+  const reported = new Set<string>();
+  const report = (d: DanglingReference, resolved: string): void => {
+    const key = `${d.file}:${d.line}:${resolved}`;
+    if (reported.has(key)) return;
+    reported.add(key);
+    found.push(d);
+  };
   const checkPath = (file: string, line: number, raw: string): void => {
     let path = raw.replace(/^\.\//, "");
     // Prose punctuation after a path, and unbalanced closing braces.
@@ -363,7 +383,7 @@ export async function checkDocs(root: string): Promise<DanglingReference[]> {
     }
     if (candidates.some((c) => isIgnored(c) || isIgnored(`${c}/`))) return;
     if (!candidates.some(exists)) {
-      found.push({ file, line, reference: raw, reason: "no such file or folder" });
+      report({ file, line, reference: raw, reason: "no such file or folder" }, base);
     }
   };
 
@@ -392,12 +412,12 @@ export async function checkDocs(root: string): Promise<DanglingReference[]> {
       continue;
     }
     for (const piece of pieces) {
-      for (const m of piece.text.matchAll(pathToken)) {
+      for (const m of blankFencedStrings(piece.text).matchAll(pathToken)) {
         checkPath(file, piece.line + lineAt(piece.text, m.index) - 1, m[0]);
       }
     }
     if (!isMarkdown) continue;
-    await checkMarkdownLinks(file, source, found, exists, anchorsOf, isIgnored);
+    await checkMarkdownLinks(file, source, report, exists, anchorsOf, isIgnored);
   }
   return found;
 }
@@ -405,7 +425,7 @@ export async function checkDocs(root: string): Promise<DanglingReference[]> {
 async function checkMarkdownLinks(
   file: string,
   source: string,
-  found: DanglingReference[],
+  report: (d: DanglingReference, resolved: string) => void,
   exists: (path: string) => boolean,
   anchorsOf: (path: string) => Promise<Set<string>>,
   isIgnored: (path: string) => boolean,
@@ -426,7 +446,7 @@ async function checkMarkdownLinks(
         if (seg === "" || seg === ".") continue;
         if (seg === "..") {
           if (segments.length === 0) {
-            found.push({ file, line, reference: target, reason: "leaves the repository" });
+            report({ file, line, reference: target, reason: "leaves the repository" }, target);
             resolved = "";
             break;
           }
@@ -437,12 +457,15 @@ async function checkMarkdownLinks(
       resolved = segments.join("/");
       if (isIgnored(resolved) || isIgnored(`${resolved}/`)) continue;
       if (!exists(resolved)) {
-        found.push({ file, line, reference: target, reason: "link to a missing file" });
+        report({ file, line, reference: target, reason: "link to a missing file" }, resolved);
         continue;
       }
     }
     if (anchor && resolved.endsWith(".md") && !(await anchorsOf(resolved)).has(anchor)) {
-      found.push({ file, line, reference: target, reason: `no heading #${anchor} in ${resolved}` });
+      report(
+        { file, line, reference: target, reason: `no heading #${anchor} in ${resolved}` },
+        target,
+      );
     }
   }
 }
