@@ -31,7 +31,16 @@ const fixtures = await loadFixtures();
 // ACLNN_PARITY_MAX_ELEMENTS=<n>: fixtures whose gradOutput holds more elements are ignored. The aarch64
 // lane of CI (.ci/aarch64, under qemu) runs every op, dtype, layout and tie rule on small shapes and
 // leaves the large op-plugin shapes (up to 24M elements) to the full suites.
-const maxElements = Number(Deno.env.get("ACLNN_PARITY_MAX_ELEMENTS") ?? Infinity);
+const maxElements = parseMaxElements(Deno.env.get("ACLNN_PARITY_MAX_ELEMENTS"));
+
+function parseMaxElements(text: string | undefined): number {
+  if (text === undefined) return Infinity;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new RangeError(`ACLNN_PARITY_MAX_ELEMENTS must be a non-negative integer, got "${text}"`);
+  }
+  return n;
+}
 const elements = (f: FixtureCase): number =>
   f.inputSize[0] * f.inputSize[1] * f.outputSize.reduce((a, b) => a * b, 1);
 
@@ -112,9 +121,17 @@ for (const backend of BACKENDS) {
         sanitizeOps: false,
         sanitizeResources: false,
       });
-      if (!ignore) checked++;
+      if (!ignore && elements(fixture) > 0) checked++;
     }
-    console.log(`  ${checked} fixtures checked on ${backend.label}`);
+    console.log(`  ${checked} non-empty fixtures checked on ${backend.label}`);
+    // A run that checked nothing (e.g. ACLNN_PARITY_MAX_ELEMENTS=0) must not pass as if it had.
+    if (checked === 0) {
+      throw new AssertionError({
+        message:
+          `no fixture checked on ${backend.label}: ACLNN_PARITY_MAX_ELEMENTS=${maxElements} ` +
+          `leaves none of the ${fixtures.length} fixtures with elements`,
+      });
+    }
     if (before) {
       await device.synchronize();
       const after = emuLive();
