@@ -368,6 +368,7 @@ export async function checkDocs(root: string): Promise<DanglingReference[]> {
     // Prose punctuation after a path, and unbalanced closing braces.
     path = path.replace(/[.,:]+$/, "");
     if (!path.includes("{")) path = path.replace(/[},]+$/, "");
+    const written = path;
     // Elided or placeholder segments: check the part before them.
     const cut = path.split("/").findIndex((seg) => seg === "..." || /[<>]/.test(seg));
     if (cut !== -1) path = path.split("/").slice(0, cut).join("/") + "/";
@@ -383,7 +384,7 @@ export async function checkDocs(root: string): Promise<DanglingReference[]> {
     }
     if (candidates.some((c) => isIgnored(c) || isIgnored(`${c}/`))) return;
     if (!candidates.some(exists)) {
-      report({ file, line, reference: raw, reason: "no such file or folder" }, base);
+      report({ file, line, reference: written, reason: "no such file or folder" }, base);
     }
   };
 
