@@ -1,10 +1,14 @@
 /**
- * Backward passes of PyTorch's upsampling — `nearest-exact` 1d and 2d, `bilinear` 2d — on Huawei Ascend
- * NPUs through CANN's aclnn operators (`Deno.dlopen`), with a CPU backend (WebAssembly SIMD) that gives the same
- * answers where no NPU is present: float32 nearest-exact is bit-exact with PyTorch's CPU kernels.
+ * Backward passes of PyTorch's upsampling — `nearest-exact` 1d and 2d, `bilinear` 2d — for Deno, on
+ * Huawei Ascend NPUs through CANN's aclnn operators (`Deno.dlopen`), with a CPU backend (WebAssembly
+ * SIMD kernels) where no NPU is present. The CPU backend gives PyTorch's answers (float32
+ * nearest-exact bit-exact with PyTorch's CPU kernels, bilinear within a few ulp) or, with
+ * `numerics: "device"`, what the Ascend kernels compute; an NPU differs from PyTorch in tie cases
+ * and some scale routing (the repository's `docs/semantics.md` and `docs/device-semantics.md`).
  *
- * Importing this module has no side effects and needs no permission; `Device.open()` loads CANN lazily
- * (`--allow-ffi`, plus `--allow-env --allow-read` for the library search) and falls back to the CPU.
+ * Importing this module has no side effects and needs no permission; `Device.open()` loads CANN
+ * lazily (`--allow-ffi`, plus `--allow-env --allow-read` for the library search) and falls back to
+ * the CPU backend, saying why in `device.fallbackReason`.
  *
  * @example
  * ```ts
