@@ -1,5 +1,5 @@
 /**
- * The command line of `deno task doctor` (`node:util` parseArgs, strict): `--lib-dir DIR`,
+ * The command line of `deno task doctor` (`node:util` parseArgs, strict): `--npu`, `--lib-dir DIR`,
  * `--device-id I`, `--help`.
  *
  * @module
@@ -13,6 +13,8 @@ export interface DoctorArgs {
   readonly libDir?: string;
   /** The NPU to check (default 0). */
   readonly deviceId?: number;
+  /** `--npu`: an NPU is asked for, so its absence fails (as `--lib-dir` and `--device-id` do). */
+  readonly npu: boolean;
   /** `--help`: print {@linkcode HELP} and run nothing. */
   readonly help: boolean;
 }
@@ -27,7 +29,8 @@ export class UsageError extends Error {
 }
 
 /** The usage line. */
-export const USAGE: string = "usage: deno task doctor [--lib-dir DIR] [--device-id I] [--help]";
+export const USAGE: string =
+  "usage: deno task doctor [--npu] [--lib-dir DIR] [--device-id I] [--help]";
 
 /** The `--help` text: usage, flags, exit codes. */
 export const HELP: string =
@@ -38,15 +41,19 @@ ${USAGE}
   (published: deno run -A jsr:@aclnn/upsample/doctor [flags])
 
 flags:
-  --lib-dir DIR    a CANN library folder, searched alone (as Device.open({ libDir }) does)
-  --device-id I    the NPU to check (default 0)
+  --npu            an NPU is required: its absence is a failure (exit 1)
+  --lib-dir DIR    a CANN folder, searched alone (as Device.open({ libDir }) does); asks for an NPU
+  --device-id I    the NPU to check (default 0); asks for an NPU
   --help           print this text and exit
+
+Without --npu, --lib-dir, --device-id, ACLNN_LIB_DIR or ASCEND_HOME_PATH, a host without a usable
+NPU is reported as information: the CPU backend serves, and the exit status is 0.
 
 permissions: --allow-ffi --allow-env --allow-read
 
 exit status:
-  0  nothing failed
-  1  a check failed
+  0  nothing failed (a CPU-only host included, unless an NPU was asked for)
+  1  a check failed, or an NPU was asked for and is not usable
   2  bad arguments`;
 
 /**
@@ -67,6 +74,7 @@ export function parseDoctorArgs(args: readonly string[]): DoctorArgs {
       options: {
         "lib-dir": { type: "string" },
         "device-id": { type: "string" },
+        npu: { type: "boolean", default: false },
         help: { type: "boolean", default: false },
       },
       strict: true,
@@ -86,6 +94,7 @@ export function parseDoctorArgs(args: readonly string[]): DoctorArgs {
   return {
     libDir,
     deviceId: id === undefined ? undefined : Number(id),
+    npu: values.npu,
     help: values.help,
   };
 }

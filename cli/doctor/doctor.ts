@@ -10,9 +10,11 @@
 import { fallbackReasonOf, suppressFallbackWarning } from "../../src/backend_choice.ts";
 import { Device, deviceInternals } from "../../src/device.ts";
 import {
+  allowEnvFlag,
   type CannDiscovery,
   type CannLibraries,
   discoverCann,
+  searchPlan,
   SYSTEM_LOADER,
 } from "../../src/ffi/loader.ts";
 import type { NpuBackend } from "../../src/ffi/npu_backend.ts";
@@ -25,6 +27,12 @@ export interface DoctorOptions {
   readonly libDir?: string;
   /** The NPU to check (default 0). */
   readonly deviceId?: number;
+  /**
+   * Whether an NPU is required: then its absence fails. Also implied by `libDir`, `deviceId`,
+   * `$ACLNN_LIB_DIR` and `$ASCEND_HOME_PATH`; otherwise a host without one is information (the CPU
+   * backend serves).
+   */
+  readonly npu?: boolean;
 }
 
 const VERSION_SYMBOLS = {
@@ -49,13 +57,18 @@ const VERSION_SYMBOLS = {
 export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
   suppressFallbackWarning(); // the report gives the reason itself
   const checks: Check[] = [];
+  const asked = npuAsked(options);
+  // Without an NPU asked for, its absence is information: the CPU backend serves.
+  const absent = asked ? "fail" : "info";
   let discovery: CannDiscovery | undefined;
   try {
     discovery = discoverCann(options.libDir);
   } catch (error) {
-    checks.push(checkFromError("fail", "CANN search", error, "run with --allow-ffi"));
+    checks.push(
+      checkFromError(asked ? "fail" : "warn", "CANN search", error, "run with --allow-ffi"),
+    );
   }
-  if (discovery) checks.push(...searchChecks(discovery));
+  if (discovery) checks.push(...searchChecks(discovery, absent));
   const opp = oppPathCheck();
   // Without any CANN the operator path is beside the point, unless it was set.
   if (discovery?.libs || opp.status === "ok" || opp.title.includes("=")) checks.push(opp);
@@ -79,8 +92,12 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
       checks.push({ status: "ok", title: `Device.open() picks the NPU: ${npu.name}` });
       checks.push(...await smokeChecks(npu));
     } else {
-      checks.push(cpuChoice(discovery, openError));
+      checks.push(cpuChoice(discovery, openError, absent));
       using cpu = Device.open({ backend: "cpu" });
+      checks.push({
+        status: "info",
+        title: `CPU backend: ${cpu.name}, PyTorch's results (numerics "${cpu.numerics}")`,
+      });
       using reference = Device.open({ backend: "cpu", cpuKernels: "typescript" });
       checks.push(...await smokeChecks(cpu, reference));
     }
@@ -90,7 +107,13 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
   return checks;
 }
 
-function searchChecks(discovery: CannDiscovery): Check[] {
+// What asks for an NPU: the options, or a CANN named by the environment.
+function npuAsked(options: DoctorOptions): boolean {
+  if (options.npu || options.libDir !== undefined || options.deviceId !== undefined) return true;
+  return searchPlan().requestedBy !== undefined;
+}
+
+function searchChecks(discovery: CannDiscovery, absent: "fail" | "info"): Check[] {
   const { plan, attempts, libs, error } = discovery;
   const searched = plan.candidates.map((candidate) =>
     candidate.dir === SYSTEM_LOADER
@@ -107,7 +130,7 @@ function searchChecks(discovery: CannDiscovery): Check[] {
     checks.push({
       status: "warn",
       title: `not readable without --allow-env: ${plan.unreadableEnv.join(", ")}`,
-      fix: "run with --allow-env",
+      fix: `run with ${allowEnvFlag(plan.unreadableEnv)} (or --allow-env)`,
     });
   }
   if (libs) {
@@ -124,7 +147,10 @@ function searchChecks(discovery: CannDiscovery): Check[] {
     });
   } else {
     const { lines, fix } = splitFix(error!.message);
-    checks.push({ status: "fail", title: "no CANN found", detail: lines.slice(1), fix });
+    const detail = absent === "fail"
+      ? lines.slice(1)
+      : [...lines.slice(1), `to use an NPU: ${fix}`];
+    checks.push({ status: absent, title: "no CANN found", detail, fix });
   }
   return checks;
 }
@@ -184,6 +210,13 @@ function runtimeChecks(npu: Device, libs: CannLibraries): Check[] {
     status: "ok",
     title: `runtime: ACL ${versionText} (aclrtGetVersion), SoC ${soc}, ${devices} device(s)`,
   });
+  if (libs.emulated) {
+    checks.push({
+      status: "info",
+      title: "this CANN is the host emulation (native/), not Ascend hardware: it computes what " +
+        `the ${soc} kernels compute, on the CPU`,
+    });
+  }
   try {
     const { free, total } = npu.memoryInfo();
     const gib = (bytes: number): string => (bytes / 2 ** 30).toFixed(2);
@@ -217,12 +250,21 @@ function runtimeChecks(npu: Device, libs: CannLibraries): Check[] {
   return checks;
 }
 
-function cpuChoice(discovery: CannDiscovery | undefined, openError: unknown): Check {
+function cpuChoice(
+  discovery: CannDiscovery | undefined,
+  openError: unknown,
+  absent: "fail" | "info",
+): Check {
   if (openError === undefined) {
     // The search failed, or was not permitted: its check above has the details and the fix.
     const fix = discovery?.error?.fix ?? "run with --allow-ffi";
     const why = discovery ? "no CANN found" : "the NPU path is not permitted";
-    return { status: "fail", title: `Device.open() picks the CPU backend: ${why} (above)`, fix };
+    const serves = absent === "info" ? "; the CPU backend serves (no NPU was asked for)" : "";
+    return {
+      status: absent,
+      title: `Device.open() picks the CPU backend: ${why} (above)${serves}`,
+      fix,
+    };
   }
   const reason = fallbackReasonOf(openError) ??
     (openError instanceof RangeError ? openError.message : undefined);
@@ -231,7 +273,7 @@ function cpuChoice(discovery: CannDiscovery | undefined, openError: unknown): Ch
   }
   const { lines, fix } = splitFix(reason.replace(/^Device\.open: /, ""));
   return {
-    status: "fail",
+    status: absent,
     title: "Device.open() picks the CPU backend: no usable NPU",
     detail: lines,
     fix: fix ?? "see the reason above",

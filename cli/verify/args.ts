@@ -16,8 +16,8 @@ export interface VerifyOptions {
   readonly seed: number;
   /** CANN library folder (the library's search list when omitted). */
   readonly libDir?: string;
-  /** NPU index. */
-  readonly deviceId: number;
+  /** NPU index (`--device-id`; undefined when not given: NPU 0, not asked for by index). */
+  readonly deviceId?: number;
   /** Element types drawn from. */
   readonly dtypes: readonly DType[];
   /** `--help`: print {@linkcode HELP} and run nothing. */
@@ -89,7 +89,7 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
         cases: { type: "string", default: "100" },
         seed: { type: "string", default: "1" },
         "lib-dir": { type: "string" },
-        "device-id": { type: "string", default: "0" },
+        "device-id": { type: "string" },
         dtype: { type: "string", default: "all" },
         help: { type: "boolean", default: false },
       },
@@ -111,7 +111,9 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
     cases: integerFlag("cases", values.cases, 1),
     seed: integerFlag("seed", values.seed, 0),
     libDir,
-    deviceId: integerFlag("device-id", values["device-id"], 0),
+    deviceId: values["device-id"] === undefined
+      ? undefined
+      : integerFlag("device-id", values["device-id"], 0),
     dtypes: dtype === "all" ? DTYPES : [dtype],
     help: values.help,
   };

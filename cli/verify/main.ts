@@ -19,6 +19,7 @@
  * @module
  */
 
+import { suppressFallbackWarning } from "../../src/backend_choice.ts";
 import { Device } from "../../src/device.ts";
 import { HELP, parseVerifyArgs, UsageError, type VerifyOptions } from "./args.ts";
 import { verifyDevice } from "./verify.ts";
@@ -49,11 +50,12 @@ export async function main(args: readonly string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
+  // The NPU is what verify checks, so its absence is verify's own error, said once, with the reason.
+  suppressFallbackWarning();
   using npu = Device.open({ libDir: options.libDir, deviceId: options.deviceId });
   if (npu.backend !== "npu") {
     console.error(
-      `verify: no NPU found (Device.open picked the CPU backend); install CANN and source its ` +
-        `set_env.sh, or pass --lib-dir`,
+      `verify: no usable NPU (Device.open picked the CPU backend): ${npu.fallbackReason}`,
     );
     return 2;
   }

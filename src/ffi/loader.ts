@@ -28,6 +28,23 @@ import {
   type OpapiLib,
 } from "./symbols.ts";
 import { LibraryLoadError } from "./status.ts";
+import {
+  allowEnvFlag,
+  type SearchCandidate,
+  type SearchPlan,
+  searchPlan,
+  SYSTEM_LOADER,
+  unreadableEnvSummary,
+} from "./search_plan.ts";
+
+export {
+  allowEnvFlag,
+  type SearchCandidate,
+  type SearchPlan,
+  searchPlan,
+  SYSTEM_LOADER,
+  unreadableEnvSummary,
+};
 
 /** The opened libraries. */
 export interface CannLibraries {
@@ -47,32 +64,13 @@ export interface CannLibraries {
   readonly nnopbase: NnopbaseLib;
   /** libopapi symbols (each may be null). */
   readonly opapi: OpapiLib;
+  /**
+   * Whether these are the host emulation of CANN (`native/`), told by a symbol only the emulation
+   * exports (`aclemuLaunchCount`); its SoC name is a real one, so the name alone cannot tell.
+   */
+  readonly emulated: boolean;
 }
 
-/** One folder to try. */
-export interface SearchCandidate {
-  /** The folder (`"(system loader)"` for bare names). */
-  readonly dir: string;
-  /** Where it came from, e.g. `"$ASCEND_HOME_PATH"`. */
-  readonly source: string;
-  /** A CANN root this folder belongs to: reported as missing instead of the folder. */
-  readonly root?: string;
-}
-
-/** What to search for a `libDir` option, and what the environment asked for. */
-export interface SearchPlan {
-  /** The folders to try, in order. */
-  readonly candidates: readonly SearchCandidate[];
-  /** `"libDir"` or `"ACLNN_LIB_DIR"` when one folder was chosen explicitly (no other is tried). */
-  readonly exclusive: "libDir" | "ACLNN_LIB_DIR" | undefined;
-  /** What points at a CANN (`libDir`, `$ACLNN_LIB_DIR`, `$ASCEND_HOME_PATH`), if anything. */
-  readonly requestedBy: string | undefined;
-  /** Environment variables that could not be read (no `--allow-env` for them). */
-  readonly unreadableEnv: readonly string[];
-}
-
-/** Name of the pseudo-folder "bare library names, found by the system loader". */
-export const SYSTEM_LOADER = "(system loader)";
 const ACL_NAMES = ["libascendcl.so", "libacl_rt.so"];
 const NNOPBASE_NAMES = ["libnnopbase.so"];
 const OPAPI_NAMES = ["libopapi.so", "libopapi_cv.so"];
@@ -85,72 +83,6 @@ export const SET_ENV_FIX = "source your CANN's set_env.sh (e.g. `source " +
 
 // Opened libraries are never closed: CANN keeps threads and global state alive until process exit.
 const opened = new Map<string, CannLibraries>();
-
-function readEnv(name: string, unreadable: string[]): string | undefined {
-  // Query first: a plain Deno.env.get would prompt on a terminal, which a library must not do.
-  if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
-    unreadable.push(name);
-    return undefined;
-  }
-  return Deno.env.get(name) || undefined;
-}
-
-/**
- * The folders to try for a `libDir` option, in order, with what the environment asked for.
- *
- * @example
- * ```ts
- * import { searchPlan } from "./loader.ts";
- * searchPlan("/opt/cann/lib64").candidates.length; // 1: libDir is exclusive
- * ```
- */
-export function searchPlan(libDir?: string): SearchPlan {
-  const unreadableEnv: string[] = [];
-  const fromEnv = readEnv("ACLNN_LIB_DIR", unreadableEnv);
-  const home = readEnv("ASCEND_HOME_PATH", unreadableEnv);
-  if (libDir) {
-    return {
-      candidates: [{ dir: libDir, source: "libDir" }],
-      exclusive: "libDir",
-      requestedBy: "the libDir option",
-      unreadableEnv,
-    };
-  }
-  if (fromEnv) {
-    return {
-      candidates: [{ dir: fromEnv, source: "$ACLNN_LIB_DIR" }],
-      exclusive: "ACLNN_LIB_DIR",
-      requestedBy: "$ACLNN_LIB_DIR",
-      unreadableEnv,
-    };
-  }
-  const userHome = readEnv("HOME", []);
-  const roots: Array<[string | undefined, string]> = [
-    [home, "$ASCEND_HOME_PATH"],
-    [readEnv("ASCEND_INSTALL_PATH", []), "$ASCEND_INSTALL_PATH"],
-    [userHome && `${userHome}/Ascend/cann`, "standard path"],
-    [userHome && `${userHome}/Ascend/ascend-toolkit/latest`, "standard path"],
-    ["/usr/local/Ascend/cann", "standard path"],
-    ["/usr/local/Ascend/ascend-toolkit/latest", "standard path"],
-    ["/opt/Ascend/cann", "standard path"],
-  ];
-  const seen = new Set<string>();
-  const candidates: SearchCandidate[] = [];
-  for (const [root, source] of roots) {
-    if (root === undefined) continue;
-    const trimmed = root.replace(/\/+$/, "") || "/";
-    if (seen.has(trimmed)) continue;
-    seen.add(trimmed);
-    candidates.push({ dir: `${trimmed}/lib64`, source, root: trimmed });
-  }
-  candidates.push({ dir: SYSTEM_LOADER, source: "system loader" });
-  return {
-    candidates,
-    exclusive: undefined,
-    requestedBy: home ? "$ASCEND_HOME_PATH" : undefined,
-    unreadableEnv,
-  };
-}
 
 /**
  * Throws `NotCapable` unless `--allow-ffi` is granted unscoped: a path-scoped grant (or one given at a
@@ -270,9 +202,31 @@ function hasUpsampleOps(lib: Deno.DynamicLibrary<typeof OPAPI_SYMBOLS>): string 
     : "loads, but has none of the upsample operators (aclnnUpsample*Backward)";
 }
 
+// Where CANN keeps its libraries under a root (`.../ascend-toolkit/latest`, `.../cann`, or the
+// toolkit folder above `latest`): `lib64`, which CANN 8 makes a link to `<arch>-linux/lib64`.
+function libraryFolders(root: string): string[] {
+  const base = root.replace(/\/+$/, "") || "/";
+  const arch = `${Deno.build.arch}-linux/lib64`;
+  return [`${base}/lib64`, `${base}/${arch}`, `${base}/latest/lib64`, `${base}/latest/${arch}`];
+}
+
+function holdsRuntime(dir: string): "exists" | "missing" | "unknown" {
+  const states = ACL_NAMES.map((name) => probe(joinPath(dir, name), false));
+  return states.includes("exists") ? "exists" : states.includes("unknown") ? "unknown" : "missing";
+}
+
+// A folder given explicitly (libDir, $ACLNN_LIB_DIR) that is a CANN root rather than its library
+// folder: the library folder below it, or `dir` itself when it holds the runtime or none is found.
+function underRoot(dir: string): string {
+  if (dir === SYSTEM_LOADER || holdsRuntime(dir) !== "missing") return dir;
+  return libraryFolders(dir).find((sub) => holdsRuntime(sub) === "exists") ?? dir;
+}
+
 function openFolder(candidate: SearchCandidate, attempts: string[]): CannLibraries | null {
-  let { dir } = candidate;
   const chosen = candidate.source === "libDir" || candidate.source.startsWith("$");
+  // A folder the user chose (libDir, $ACLNN_LIB_DIR) may be a CANN root rather than its lib64.
+  const given = chosen && candidate.root === undefined;
+  let dir = given ? underRoot(candidate.dir) : candidate.dir;
   const from = chosen ? ` (from ${candidate.source})` : "";
   if (dir !== SYSTEM_LOADER) {
     if (candidate.root !== undefined && probe(candidate.root, true) === "missing") {
@@ -290,7 +244,10 @@ function openFolder(candidate: SearchCandidate, attempts: string[]): CannLibrari
     }
   }
   const acl = openFirst(dir, ACL_NAMES, ACL_SYMBOLS, attempts);
-  if (!acl) return null;
+  if (!acl) {
+    if (given && holdsRuntime(dir) === "missing") attempts[attempts.length - 1] += rootHint(dir);
+    return null;
+  }
   const nnopbase = openFirst(dir, NNOPBASE_NAMES, NNOPBASE_SYMBOLS, attempts);
   const opapi = nnopbase && openFirst(dir, OPAPI_NAMES, OPAPI_SYMBOLS, attempts, hasUpsampleOps);
   if (!nnopbase || !opapi) {
@@ -307,14 +264,40 @@ function openFolder(candidate: SearchCandidate, attempts: string[]): CannLibrari
     acl: acl.lib.symbols,
     nnopbase: nnopbase.lib.symbols,
     opapi: opapi.lib.symbols,
+    emulated: isEmulation(acl.path),
   };
+}
+
+// Said after "no libascendcl.so" in a folder given explicitly: the CANN layout was looked at too.
+function rootHint(dir: string): string {
+  const base = dir.replace(/\/+$/, "");
+  return ` (nor in ${base}/lib64, ${base}/${Deno.build.arch}-linux/lib64 or ${base}/latest/lib64, ` +
+    "where a CANN root keeps it)";
+}
+
+const EMULATION_SYMBOLS = {
+  /** int64_t aclemuLaunchCount(void): exported by the host emulation (`native/`) only. */
+  aclemuLaunchCount: { parameters: [], result: "i64", optional: true },
+} as const satisfies Deno.ForeignLibraryInterface;
+
+function isEmulation(aclPath: string): boolean {
+  const lib = Deno.dlopen(aclPath, EMULATION_SYMBOLS); // already loaded: this only looks it up
+  try {
+    return lib.symbols.aclemuLaunchCount !== null;
+  } finally {
+    lib.close();
+  }
 }
 
 /** The fix line of a failed search. */
 function fixFor(plan: SearchPlan): string {
-  const env = plan.unreadableEnv.length > 0
-    ? ` (${plan.unreadableEnv.join(", ")} could not be read: run with --allow-env)`
-    : "";
+  if (plan.unreadableEnv.length > 0) {
+    const read = Deno.permissions.querySync({ name: "read" }).state === "granted"
+      ? ""
+      : " and --allow-read";
+    return `run with ${allowEnvFlag(plan.unreadableEnv)} (or --allow-env)${read}, so the search ` +
+      `can read them; then, if CANN is still not found, ${SET_ENV_FIX}`;
+  }
   if (plan.exclusive === "libDir") {
     return `pass as libDir the folder holding ${LIBRARIES} (a CANN's lib64, e.g. ` +
       "/usr/local/Ascend/ascend-toolkit/latest/lib64)";
@@ -323,7 +306,7 @@ function fixFor(plan: SearchPlan): string {
     return `set ACLNN_LIB_DIR to the folder holding ${LIBRARIES}, or unset it to search CANN's ` +
       "standard places";
   }
-  return `${SET_ENV_FIX}${env}`;
+  return SET_ENV_FIX;
 }
 
 /** What a search found: the plan, each failed path with its reason, and the libraries or the error. */
@@ -361,7 +344,8 @@ export function discoverCann(libDir?: string): CannDiscovery {
       return { plan, attempts, libs, error: undefined };
     }
   }
-  const error = new LibraryLoadError(attempts, { fix: fixFor(plan) });
+  const summary = unreadableEnvSummary(plan.unreadableEnv);
+  const error = new LibraryLoadError(attempts, { fix: fixFor(plan), summary });
   return { plan, attempts, libs: undefined, error };
 }
 

@@ -87,7 +87,7 @@ export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
       options.deviceId,
       context,
       slot[0],
-      `${soc} #${options.deviceId}`,
+      `${soc} #${options.deviceId}${libs.emulated ? " (host emulation, not an NPU)" : ""}`,
     );
   } catch (error) {
     if (deviceSet) acl.aclrtResetDevice(options.deviceId);

@@ -130,7 +130,7 @@ Deno.test({
   assert.equal(opened.backend, "cpu");
   assert.match(
     fixLine(opened.fallbackReason!),
-    /ACLNN_LIB_DIR, ASCEND_HOME_PATH could not be read: run with --allow-env/,
+    /^fix: run with --allow-env=ACLNN_LIB_DIR,ASCEND_HOME_PATH,ASCEND_INSTALL_PATH,HOME \(or --allow-env\)/,
   );
 });
 

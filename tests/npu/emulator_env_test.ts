@@ -27,10 +27,19 @@ Deno.test({
   name: "emulator env: ACLEMU_SOC names the device; empty, the runtime answers no SoC",
   ignore: EMULATED_LANE.ignore !== undefined,
 }, async () => {
-  assert.deepEqual(await openWith({}), { name: "Ascend910B3 #0", total: 4 * 2 ** 30 });
-  assert.equal((await openWith({ ACLEMU_SOC: "Ascend910_9391" })).name, "Ascend910_9391 #0");
+  assert.deepEqual(await openWith({}), {
+    name: "Ascend910B3 #0 (host emulation, not an NPU)",
+    total: 4 * 2 ** 30,
+  });
+  assert.equal(
+    (await openWith({ ACLEMU_SOC: "Ascend910_9391" })).name,
+    "Ascend910_9391 #0 (host emulation, not an NPU)",
+  );
   // aclrtGetSocName answers NULL: the binding falls back to a generic name.
-  assert.equal((await openWith({ ACLEMU_SOC: "" })).name, "Ascend NPU #0");
+  assert.equal(
+    (await openWith({ ACLEMU_SOC: "" })).name,
+    "Ascend NPU #0 (host emulation, not an NPU)",
+  );
 });
 
 Deno.test({

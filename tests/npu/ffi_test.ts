@@ -47,7 +47,7 @@ EMULATED_LANE.test("npu: device name, backend and auto selection", () => {
   using device = openNpu();
   assert.equal(device.backend, "npu");
   // aclrtGetSocName answers the SoC alone, as CANN does (the emulation: ACLEMU_SOC, default Ascend910B3).
-  assert.match(device.name, /^Ascend910B3 #0$/);
+  assert.match(device.name, /^Ascend910B3 #0 \(host emulation, not an NPU\)$/);
   using auto = Device.open({ libDir: EMU_DIR });
   assert.equal(auto.backend, "npu");
   assert.throws(() => openNpu(7), /deviceId 7 is out of range: .* reports 2 device\(s\)/);
