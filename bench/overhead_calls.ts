@@ -3,9 +3,10 @@
  * case of each op (`[1, 1, 2]` -> `[1, 1, 1]`, `[1, 1, 2, 2]` -> `[1, 1, 1, 1]`), gradient already
  * on the device and `out` preallocated. The C driver (`overhead.c`) makes the issue's sequence per
  * call: 2 tensors, 2 int arrays, phase 1, phase 2, sync, 4 destroys. The library caches the
- * aclTensor/aclIntArray descriptors of a view while its storage lives (`src/ffi/descriptors.ts`), so
- * after the first call its sequence is phase 1, phase 2, sync; the "cached" variants (C and raw FFI)
- * make that sequence too.
+ * aclTensor/aclIntArray descriptors of a view while its storage lives (`src/ffi/descriptors.ts`) and
+ * reuses phase 1's executor (`src/ffi/executors.ts`), so after the first call its sequence is phase 2,
+ * sync; the "reused" variants (C and raw FFI) make that sequence too, the "cached" ones phase 1 +
+ * phase 2 on descriptors made once.
  *
  * The internals used here (`tensorInternals`, `launchAclnn`, the symbol tables) are read-only probes
  * of where the time goes; `PUBLIC_VARIANTS` call the library through its public API only (plus a
@@ -108,16 +109,19 @@ export const PUBLIC_VARIANTS: readonly Variant[] = [
   },
 ];
 
-/** A raw-FFI variant (see `raw_ffi.ts`); `cached`: descriptors made once, as the library does. */
-function rawVariant(sync: boolean, cached = false): Variant {
+/**
+ * A raw-FFI variant (see `raw_ffi.ts`); `cached`: descriptors made once; `reused`: the executor too,
+ * as the library does.
+ */
+function rawVariant(sync: boolean, cached = false, reused = false): Variant {
   return {
-    name: `raw FFI${sync ? "" : " enqueue"}${cached ? " cached" : ""}`,
+    name: `raw FFI${sync ? "" : " enqueue"}${reused ? " reused" : cached ? " cached" : ""}`,
     what: `the same FFI calls from Deno with prebuilt args (src/ffi/symbols.ts tables), ${
       sync ? "blocking sync" : "no sync"
-    }${cached ? ", descriptors made once" : ""}`,
+    }${reused ? ", descriptors and executor made once" : cached ? ", descriptors made once" : ""}`,
     peer: sync ? "blocking" : "enqueue",
     make: (p) => {
-      const raw = new RawSequence(p, sync, cached);
+      const raw = new RawSequence(p, sync, cached, reused);
       const stream = streamOf(p.device);
       return {
         call: () => raw.run(),
@@ -164,6 +168,7 @@ function launchVariant(sync: boolean): Variant {
 export const PIECE_VARIANTS: readonly Variant[] = [
   rawVariant(false),
   rawVariant(false, true),
+  rawVariant(false, false, true),
   launchVariant(false),
   rawVariant(true),
   launchVariant(true),
