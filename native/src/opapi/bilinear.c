@@ -1,5 +1,6 @@
 /*
- * Bilinear 2d backward, V1 and V2, as an Atlas A2/A3 (DAV_2201) device runs them. Sources in ops-cv:
+ * Bilinear 2d backward, V1 and V2, as an Atlas A2/A3 (DAV_2201) device runs them (on Ascend 950 the
+ * RegBase checks differ as marked in prepare() and the kernel is resize_grad_950.c's). Sources in ops-cv:
  *  - image/upsample_bilinear2d_grad/op_host/op_api/aclnn_upsample_bilinear_2d_backward_v2.cpp (V2):
  *    check order; out must be NCHW or NHWC; an NHWC gradOutput has dims (N, H, W, C) and inputSize
  *    (N, H, W, C) and is computed channels-last (DoBilinearGradNHWC). Routing: equal sizes, or a scale

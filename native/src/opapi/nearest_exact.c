@@ -1,5 +1,6 @@
 /*
- * Nearest-exact backward, 1d and 2d, as the Atlas A2/A3 (DAV_2201) device computes it. Sources, in
+ * Nearest-exact backward, 1d and 2d, as the Atlas A2/A3 (DAV_2201) device computes it (on Ascend 950,
+ * prepare() hands over to nearest_exact_950.c after the shared op_api checks). Sources, in
  * ops-cv image/upsample_nearest_exact2d_grad/:
  *  - op_host/op_api/aclnn_upsample_nearest_exact2d_backward.cpp: argument checks and their order,
  *    empty tensors answered before any check, the kernel gets the caller's scale as float (0 when
