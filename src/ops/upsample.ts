@@ -54,7 +54,7 @@ export interface UpsampleBilinear2dBackwardOptions extends UpsampleNearestExact2
  *
  * Bit-exact with PyTorch's CPU result in float32; float16/bfloat16 are accumulated in float32 and rounded
  * once. On a device with `numerics: "device"` (every NPU) the Ascend kernels' index rule applies
- * instead, which differs at ties (README, "NPU vs PyTorch"). Enqueues and returns at once; read the
+ * instead, which differs at ties (docs/device-semantics.md). Enqueues and returns at once; read the
  * result with `await result.toFloat32Array()`.
  *
  * @throws {TypeError | RangeError} before anything is allocated, on bad arguments
@@ -80,7 +80,7 @@ export function upsampleNearestExact1dBackward(
  *
  * Bit-exact with PyTorch's CPU result in float32; float16/bfloat16 are accumulated in float32 and rounded
  * once. On a device with `numerics: "device"` (every NPU) the Ascend kernels' index rule applies
- * instead, which differs at ties (README, "NPU vs PyTorch"). Enqueues and returns at once; read the
+ * instead, which differs at ties (docs/device-semantics.md). Enqueues and returns at once; read the
  * result with `await result.toFloat32Array()`.
  *
  * @throws {TypeError | RangeError} before anything is allocated, on bad arguments
@@ -107,8 +107,8 @@ export function upsampleNearestExact2dBackward(
 /**
  * Gradient of PyTorch's `interpolate(mode="bilinear")` on 4-D input `[N, C, H, W]`, with PyTorch >= 2.0
  * CPU numerics (float32 coordinates and weights), within a few ulp of PyTorch in float32. On a device
- * with `numerics: "device"` (every NPU) the Ascend kernels' scale routing applies instead (README,
- * "NPU vs PyTorch").
+ * with `numerics: "device"` (every NPU) the Ascend kernels' scale routing applies instead
+ * (docs/device-semantics.md).
  *
  * @throws {TypeError | RangeError} before anything is allocated, on bad arguments
  * @throws {AclError} on an NPU runtime failure
