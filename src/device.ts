@@ -6,18 +6,20 @@
 
 import type { Backend, BackendKind, MemoryInfo } from "./backend.ts";
 import { CpuBackend } from "./cpu/backend.ts";
-import type { Numerics } from "./rules/numerics.ts";
+import { type AscendTarget, DEFAULT_ASCEND_TARGET, type Numerics } from "./rules/numerics.ts";
+import { type AscendGeneration, generationOfSoc } from "./rules/generation.ts";
 import { openNpuBackend } from "./ffi/npu_backend.ts";
 import { autoFallback } from "./backend_choice.ts";
 import {
   allocateHost,
   type DType,
-  DTYPES,
+  dtypeError,
   encodeInto,
   type HostArray,
   isDType,
 } from "./tensor/dtype.ts";
 import { contiguousStrides, numel } from "./tensor/layout.ts";
+import { checkFits } from "./tensor/fits.ts";
 import { Storage, StorageList, type StorageOwner } from "./tensor/storage.ts";
 import { createTensor, type Tensor, tensorInternals } from "./tensor/tensor.ts";
 
@@ -56,6 +58,19 @@ export interface DeviceOpenOptions {
    * opens the CPU backend, the only one that computes it.
    */
   numerics?: Numerics;
+  /**
+   * With `backend: "cpu"` and `numerics: "device"`: the SoC whose kernels the device reference
+   * reproduces, as `aclrtGetSocName` names it (`"Ascend910B3"`, `"Ascend910_9392"`: Atlas A2/A3;
+   * `"Ascend950PR_9599"`: Ascend 950). Default: the A2/A3 rules. An NPU reads its own SoC
+   * ({@link Device.soc}).
+   */
+  soc?: string;
+  /**
+   * With an Ascend 950 `soc`: whether the reference contracts the kernels' `a * b + c` coordinate
+   * arithmetic into fused multiply-adds (default true; CANN's source does not say, and e.g.
+   * 1d nearest-exact 6 -> 1 sends the gradient to input 2 with contraction, 3 without).
+   */
+  ascendFma?: boolean;
 }
 
 /** Options of {@link Device.tensor} and {@link Device.zeros}. */
@@ -72,6 +87,8 @@ const OPEN_KEYS = new Set([
   "cpuKernels",
   "threads",
   "numerics",
+  "soc",
+  "ascendFma",
 ]);
 /** Upper bound of the `threads` option. */
 const MAX_THREADS = 1024;
@@ -113,6 +130,7 @@ export class Device {
   #deterministic: boolean;
   #closed = false;
   #fallbackReason: string | undefined;
+  #soc: string | undefined;
 
   private constructor(backend: Backend<unknown>, deterministic: boolean) {
     this.#backend = backend;
@@ -197,8 +215,13 @@ export class Device {
           `its kernels compute (numerics "device"); open backend "cpu" for PyTorch's results`,
       );
     }
-    const cpu = (): CpuBackend => new CpuBackend(cpuKernels, { threads, numerics });
-    if (backend === "cpu" || numerics === "pytorch") return new Device(cpu(), deterministic);
+    const ascend = ascendTarget(options, backend);
+    const cpu = (): CpuBackend => new CpuBackend(cpuKernels, { threads, numerics, ascend });
+    if (backend === "cpu" || numerics === "pytorch") {
+      const device = new Device(cpu(), deterministic);
+      device.#soc = options.soc;
+      return device;
+    }
     if (backend === "npu") return new Device(openNpuBackend({ deviceId, libDir }), deterministic);
     let npu: ReturnType<typeof openNpuBackend>;
     try {
@@ -241,6 +264,31 @@ export class Device {
   get numerics(): Numerics {
     const backend = this.#backend;
     return backend instanceof CpuBackend ? backend.numerics : "device";
+  }
+
+  /**
+   * The SoC whose kernels this device runs or reproduces: on an NPU what `aclrtGetSocName`
+   * answered (undefined when the runtime lacks it); on the CPU backend with `numerics: "device"`
+   * the `soc` option (undefined: the A2/A3 default); undefined with PyTorch's numerics.
+   */
+  get soc(): string | undefined {
+    const backend = this.#backend;
+    if (backend instanceof CpuBackend) return backend.numerics === "device" ? this.#soc : undefined;
+    return (backend as { soc?: string | null }).soc ?? undefined;
+  }
+
+  /**
+   * The Ascend kernel generation this device computes (`"a2"`: Atlas A2/A3, `"950"`: Ascend 950),
+   * or undefined with PyTorch's numerics. On an NPU it follows {@link Device.soc} (`"a2"` assumed
+   * for a SoC the library does not know); a device reference for an NPU's results opens the CPU
+   * backend with `numerics: "device"` and that NPU's `soc` (when known).
+   */
+  get generation(): AscendGeneration | undefined {
+    const backend = this.#backend;
+    if (backend instanceof CpuBackend) {
+      return backend.numerics === "device" ? backend.ascend.generation : undefined;
+    }
+    return generationOfSoc((backend as { soc?: string | null }).soc).generation;
   }
 
   /** The SoC name reported by CANN, `"cpu (WebAssembly SIMD)"` or `"cpu (TypeScript)"`. */
@@ -293,6 +341,7 @@ export class Device {
     this.#checkOpen("tensor");
     const dtype = checkDType(options);
     const length = checkShape(shape, "tensor");
+    checkFits(this.#backend, dtype, shape, length, "tensor");
     if (values === null || typeof values !== "object" || typeof values.length !== "number") {
       throw new TypeError(
         `tensor(values, shape): values must be an array or typed array of numbers`,
@@ -334,17 +383,19 @@ export class Device {
     this.#checkOpen("zeros");
     const dtype = checkDType(options);
     const length = checkShape(shape, "zeros");
+    checkFits(this.#backend, dtype, shape, length, "zeros");
     return this.#allocateWith(dtype, shape, length, allocateHost(dtype, length));
   }
 
   /**
    * Free and total bytes of the memory this device's tensors live in. On an NPU: the device memory as
    * the runtime reports it (`aclrtGetMemInfo`), so an op's result plus its workspace fits when they are
-   * below `free`. On the CPU backend: host memory (`Deno.systemMemoryInfo()`, `available` as free),
-   * which needs `--allow-sys`.
+   * below `free`. On the CPU backend: host memory, available and total, from `/proc/meminfo` (Linux,
+   * `--allow-read`) or `Deno.systemMemoryInfo()` (`--allow-sys`).
    *
    * @throws {MissingSymbolError} on an NPU whose runtime lacks `aclrtGetMemInfo`
-   * @throws {Deno.errors.NotCapable} on the CPU backend without `--allow-sys`
+   * @throws {Deno.errors.NotCapable} on the CPU backend with neither `--allow-read` (Linux) nor
+   *   `--allow-sys`, naming both
    * @example
    * ```ts ignore
    * import { Device } from "@aclnn/upsample";
@@ -419,7 +470,7 @@ function checkDType(options: TensorOptions): DType {
   }
   const dtype = options.dtype ?? "float32";
   if (!isDType(dtype)) {
-    throw new TypeError(`dtype must be one of ${DTYPES.join(", ")}, got ${String(dtype)}`);
+    throw dtypeError("dtype", dtype);
   }
   return dtype;
 }
@@ -436,4 +487,42 @@ function checkShape(shape: readonly number[], what: string): number {
     }
   }
   return numel(shape, `${what}: shape`);
+}
+
+// The Ascend target of a device reference from the `soc` and `ascendFma` options (validated here).
+function ascendTarget(options: DeviceOpenOptions, backend: string): AscendTarget {
+  const { soc, ascendFma } = options;
+  if (soc === undefined && ascendFma === undefined) return DEFAULT_ASCEND_TARGET;
+  const key = soc !== undefined ? "soc" : "ascendFma";
+  const value = soc !== undefined ? JSON.stringify(soc) : String(ascendFma);
+  if (backend !== "cpu" || options.numerics !== "device") {
+    throw new TypeError(
+      `Device.open: ${key} ${value} chooses the kernels the CPU device reference reproduces, so it ` +
+        `needs backend "cpu" and numerics "device" (got backend ${JSON.stringify(backend)}, ` +
+        `numerics ${JSON.stringify(options.numerics ?? "pytorch")}); an NPU reads its own SoC`,
+    );
+  }
+  if (soc !== undefined && typeof soc !== "string") {
+    throw new TypeError(`Device.open soc must be a SoC name string, got ${String(soc)}`);
+  }
+  if (ascendFma !== undefined && typeof ascendFma !== "boolean") {
+    throw new TypeError(`Device.open ascendFma must be a boolean, got ${String(ascendFma)}`);
+  }
+  const { generation, known } = generationOfSoc(soc ?? null);
+  if (soc !== undefined && !known) {
+    throw new RangeError(
+      `Device.open soc ${JSON.stringify(soc)} is not a SoC the library models: Ascend910B* and ` +
+        `Ascend910_93* (Atlas A2/A3) or Ascend950* (Ascend 950), as aclrtGetSocName names them`,
+    );
+  }
+  if (ascendFma !== undefined && generation !== "950") {
+    throw new TypeError(
+      `Device.open ascendFma ${ascendFma} applies to the Ascend 950 rules only (soc Ascend950*), ` +
+        `got soc ${
+          soc === undefined ? "unset (the A2/A3 rules)" : JSON.stringify(soc)
+        }: the A2/A3 ` +
+        `kernels round every vector instruction`,
+    );
+  }
+  return { generation, bilinearApi: "v2", fma: ascendFma ?? true };
 }

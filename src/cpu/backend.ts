@@ -9,12 +9,27 @@
  * @module
  */
 
-import type { Backend, MemoryInfo, StorageView, UpsampleCall, UpsampleParams } from "../backend.ts";
+import type {
+  Backend,
+  MemoryInfo,
+  StorageView,
+  TensorLimit,
+  UpsampleCall,
+  UpsampleParams,
+} from "../backend.ts";
 import { OP_SPECS } from "../rules/ops.ts";
 import { elementCount } from "../tensor/layout.ts";
 import type { DType, HostArray } from "../tensor/dtype.ts";
 import { CpuBuffer } from "./buffer.ts";
-import { checkDeviceRules, deviceCall, type Numerics } from "../rules/numerics.ts";
+import { hostMemoryInfo } from "./host_memory.ts";
+import { MAX_PAGES } from "./wasm/heap.ts";
+import {
+  ascendCall,
+  type AscendTarget,
+  checkAscendRules,
+  DEFAULT_ASCEND_TARGET,
+  type Numerics,
+} from "../rules/numerics.ts";
 import type { StridedArray } from "./types.ts";
 import {
   bilinear2dBackwardCpu,
@@ -26,6 +41,12 @@ import { KernelScheduler } from "./threads/scheduler.ts";
 import { STACK_BYTES, WasmKernels } from "./wasm/instance.ts";
 import { launchWasm, prepareWasm, wasmEligible } from "./wasm/launch.ts";
 
+// One tensor takes at most a wasm32 memory (4 GiB), whichever kernels run: past it the backend would
+// fall back to a host array as large, slowly, with the TypeScript kernels alone to run on it.
+const TENSOR_LIMIT: TensorLimit = {
+  bytes: MAX_PAGES * 65536,
+  source: "the CPU backend's WebAssembly memory limit (wasm32)",
+};
 // Typed arrays past this length cannot be allocated by V8; checked before allocating.
 const MAX_HOST_ELEMENTS = 2 ** 32 - 1;
 // Freed buffers kept whole for the next allocation of the same dtype and length (a training loop
@@ -64,6 +85,11 @@ export interface CpuBackendOptions {
   threads?: number;
   /** Whose results to compute: PyTorch's CPU kernels' (default) or the Ascend device's. */
   numerics?: Numerics;
+  /**
+   * With `numerics: "device"`: which Ascend kernels to reproduce (default
+   * {@link DEFAULT_ASCEND_TARGET}: A2/A3, bilinear V2).
+   */
+  ascend?: AscendTarget;
 }
 
 /**
@@ -85,8 +111,12 @@ export class CpuBackend implements Backend<CpuBuffer> {
   readonly name: string;
   /** Threads computing ops (1 with the TypeScript kernels). */
   readonly threads: number;
-  /** `"pytorch"`: PyTorch's CPU results; `"device"`: what the Ascend A2/A3 kernels compute. */
+  /** `"pytorch"`: PyTorch's CPU results; `"device"`: what the Ascend kernels of {@link ascend} compute. */
   readonly numerics: Numerics;
+  /** The Ascend kernels reproduced with `numerics: "device"` (generation, bilinear API, contraction). */
+  readonly ascend: AscendTarget;
+  /** One tensor takes at most the 4 GiB of a wasm32 memory. */
+  readonly tensorLimit: TensorLimit = TENSOR_LIMIT;
   #kernels: WasmKernels | null;
   #cache: Map<number, CpuBuffer[]>[] = [new Map(), new Map(), new Map()];
   #cachedBytes = 0;
@@ -106,6 +136,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
     const threads = kernels === "typescript" ? 1 : options.threads ?? 1;
     this.threads = threads;
     this.numerics = options.numerics ?? "pytorch";
+    this.ascend = options.ascend ?? DEFAULT_ASCEND_TARGET;
     this.#minParallel = cpuTuning.minParallelElements;
     this.#kernels = kernels === "typescript"
       ? null
@@ -179,12 +210,11 @@ export class CpuBackend implements Backend<CpuBuffer> {
 
   /**
    * Host memory, where CPU tensors live (WebAssembly memory, or typed arrays once that is full):
-   * `Deno.systemMemoryInfo()`'s `available` (what can be allocated without swapping) and `total`.
-   * Needs `--allow-sys` (`systemMemoryInfo`).
+   * available (what can be allocated without swapping) and total, from `/proc/meminfo` with
+   * `--allow-read`, else from `Deno.systemMemoryInfo()` with `--allow-sys`.
    */
   memoryInfo(): MemoryInfo {
-    const { available, total } = Deno.systemMemoryInfo();
-    return { free: available, total };
+    return hostMemoryInfo();
   }
 
   /** Copies encoded host data in. */
@@ -212,7 +242,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
    * rejects or leaves undefined, before anything is allocated.
    */
   checkSupported(params: UpsampleParams): void {
-    if (this.numerics === "device") checkDeviceRules(params, "v2");
+    if (this.numerics === "device") checkAscendRules(params, this.ascend);
     const length = elementCount(params.inputSize);
     if (length > MAX_HOST_ELEMENTS) {
       throw new RangeError(
@@ -224,7 +254,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
 
   /** Runs the op now, or queues it (a large op with several threads, or while work is queued). */
   launch(call: UpsampleCall<CpuBuffer>): void {
-    if (this.numerics === "device") call = deviceCall(call, "v2");
+    if (this.numerics === "device") call = ascendCall(call, this.ascend);
     if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));
     else this.#queue.hold(this.#launch(call, true));
   }

@@ -34,7 +34,7 @@ export interface UpsampleBackwardArgs {
   outputSize: readonly number[];
   /** One per spatial dimension, as the user gave them: 0 means "derive from the sizes". */
   scales: readonly number[];
-  /** Whose index tables to run on (default `"pytorch"`; `"ascend-a2"`: the Ascend A2/A3 kernels'). */
+  /** Whose index tables to run on (default `"pytorch"`; `"ascend-a2"`, `"ascend950..."`: Ascend kernels'). */
   rule?: TableRule;
 }
 

@@ -5,8 +5,9 @@
  * @module
  */
 
-import type { Backend, MemoryInfo, UpsampleCall, UpsampleParams } from "../backend.ts";
-import { checkDeviceEmpty } from "../rules/ascend_a2.ts";
+import type { Backend, MemoryInfo, TensorLimit, UpsampleCall, UpsampleParams } from "../backend.ts";
+import { checkAscendEmpty } from "../rules/ascend_a2.ts";
+import { generationOfSoc, type SocGeneration } from "../rules/generation.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
 import { checkOpSupported, launchAclnn, type LaunchTarget, type NpuBuffer } from "./aclnn_call.ts";
 import { DescriptorCache } from "./descriptors.ts";
@@ -79,15 +80,16 @@ export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
     runtime.noteCurrent(context);
     runtime.check(acl.aclrtCreateStream(slot), "aclrtCreateStream");
     const namePointer = acl.aclrtGetSocName?.() ?? null; // optional: older runtimes lack it
-    const soc = namePointer === null
-      ? "Ascend NPU"
-      : Deno.UnsafePointerView.getCString(namePointer);
+    const socName = namePointer === null ? null : Deno.UnsafePointerView.getCString(namePointer);
     return new NpuBackend(
       runtime,
       options.deviceId,
       context,
       slot[0],
-      `${soc} #${options.deviceId}${libs.emulated ? " (host emulation, not an NPU)" : ""}`,
+      `${socName ?? "Ascend NPU"} #${options.deviceId}${
+        libs.emulated ? " (host emulation, not an NPU)" : ""
+      }`,
+      socName,
     );
   } catch (error) {
     if (deviceSet) acl.aclrtResetDevice(options.deviceId);
@@ -110,6 +112,7 @@ export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
 export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   /** Always `"npu"`. */
   readonly kind = "npu" as const;
+  #tensorLimit: TensorLimit | undefined;
   #workspace: NpuBuffer = { address: 0n, bytes: 0 };
   #workspaceBytes = 0n;
   // Buffers dropped while queued work may still use them, with the enqueue count at that moment.
@@ -124,6 +127,8 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   #closed = false;
   /** Part of the launch target: aclTensor/aclIntArray descriptors of the views ops have used. */
   readonly descriptors: DescriptorCache;
+  /** The kernel generation of {@link soc} (A2/A3 assumed, `known: false`, when unrecognised). */
+  readonly socGeneration: SocGeneration;
 
   /** Internal: use {@link openNpuBackend}. */
   constructor(
@@ -137,7 +142,10 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     readonly stream: bigint,
     /** SoC name and index. */
     readonly name: string,
+    /** The SoC name `aclrtGetSocName` answered (null: the runtime lacks it or answered NULL). */
+    readonly soc: string | null = null,
   ) {
+    this.socGeneration = generationOfSoc(soc);
     this.descriptors = new DescriptorCache(
       runtime.libs.nnopbase,
       (api) => runtime.error(ACLNN_ERR_INNER, api),
@@ -207,7 +215,7 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   checkSupported(params: UpsampleParams): void {
     checkOpSupported(this.runtime.libs, params);
     // What aclnn would answer with 161002, said before anything is allocated.
-    checkDeviceEmpty(params);
+    checkAscendEmpty(params);
   }
 
   /** Enqueues the op on the device stream. */
@@ -239,6 +247,20 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     if (status === ACL_ERROR_RT_SYSPARAMOPT_NOT_SET) return false;
     this.runtime.check(status, "aclrtCtxGetSysParamOpt");
     return value[0] !== 0n;
+  }
+
+  /** One tensor takes at most the device's memory in total (`aclrtGetMemInfo`, asked once). */
+  get tensorLimit(): TensorLimit {
+    if (this.#tensorLimit === undefined) {
+      let bytes = Infinity; // a runtime without the query, or failing it: aclrtMalloc tells
+      try {
+        if (this.runtime.libs.acl.aclrtGetMemInfo !== null) bytes = this.memoryInfo().total;
+      } catch {
+        // as without the query
+      }
+      this.#tensorLimit = { bytes, source: `the memory of ${this.name} (aclrtGetMemInfo)` };
+    }
+    return this.#tensorLimit;
   }
 
   /**

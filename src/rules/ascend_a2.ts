@@ -31,12 +31,12 @@ function skipsPass(scale: number): boolean {
  *
  * @example
  * ```ts
- * import { deviceNearestScale } from "./ascend_a2.ts";
- * deviceNearestScale(2, 41, 0); // 20.5
- * deviceNearestScale(27, 8, 0.3) === Math.fround(0.3); // true
+ * import { a2NearestScale } from "./ascend_a2.ts";
+ * a2NearestScale(2, 41, 0); // 20.5
+ * a2NearestScale(27, 8, 0.3) === Math.fround(0.3); // true
  * ```
  */
-export function deviceNearestScale(inSize: number, outSize: number, scales: number): number {
+export function a2NearestScale(inSize: number, outSize: number, scales: number): number {
   if (scales > 0) return Math.fround(scales);
   return Math.fround(Math.fround(outSize) / Math.fround(inSize));
 }
@@ -53,12 +53,12 @@ export function deviceNearestScale(inSize: number, outSize: number, scales: numb
  * then undefined), or when some outputs belong to no input
  * @example
  * ```ts
- * import { deviceNearestStarts } from "./ascend_a2.ts";
- * deviceNearestStarts(2, 41, 0); // Int32Array [0, 20, 41]: output 20 goes to input 1
+ * import { a2NearestStarts } from "./ascend_a2.ts";
+ * a2NearestStarts(2, 41, 0); // Int32Array [0, 20, 41]: output 20 goes to input 1
  * ```
  */
-export function deviceNearestStarts(inSize: number, outSize: number, scales: number): Int32Array {
-  const s = deviceNearestScale(inSize, outSize, scales);
+export function a2NearestStarts(inSize: number, outSize: number, scales: number): Int32Array {
+  const s = a2NearestScale(inSize, outSize, scales);
   const starts = new Int32Array(inSize + 1);
   if (skipsPass(s)) {
     checkSkippedPass(inSize, outSize, s);
@@ -119,11 +119,11 @@ export function indexFromStarts(starts: Int32Array): Int32Array {
  * @throws {RangeError} when the pass is skipped although the sizes differ
  * @example
  * ```ts
- * import { deviceLinearTable } from "./ascend_a2.ts";
- * deviceLinearTable(3, 3, false, 1.3).i0; // Int32Array [0, 0, 1]: not the identity
+ * import { a2LinearTable } from "./ascend_a2.ts";
+ * a2LinearTable(3, 3, false, 1.3).i0; // Int32Array [0, 0, 1]: not the identity
  * ```
  */
-export function deviceLinearTable(
+export function a2LinearTable(
   inSize: number,
   outSize: number,
   alignCorners: boolean,
@@ -224,15 +224,18 @@ export function bilinearRoute(
  * image/upsample_nearest_exact2d_grad/op_host/op_api/aclnn_upsample_nearest_exact1d_backward.cpp).
  * The 2d ops return before any check with nothing launched (op_api
  * aclnn_upsample_nearest_exact2d_backward.cpp; bilinear V2 after checks that ignore N and C).
+ * The same on Ascend 950: those op_api files check and return in the same order on RegBase, and
+ * bilinear V1 (image/resize_bilinear_v2_grad/op_api/aclnn_upsample_bilinear_2d_backward.cpp)
+ * checks only H and W before its empty shortcut.
  *
  * @throws {RangeError} for a 1d call with N or C = 0
  * @example
  * ```ts
- * import { checkDeviceEmpty } from "./ascend_a2.ts";
- * checkDeviceEmpty({ op: "nearestExact2d", inputSize: [0, 2, 4, 4] }); // fine: an empty result
+ * import { checkAscendEmpty } from "./ascend_a2.ts";
+ * checkAscendEmpty({ op: "nearestExact2d", inputSize: [0, 2, 4, 4] }); // fine: an empty result
  * ```
  */
-export function checkDeviceEmpty(call: Pick<UpsampleParams, "op" | "inputSize">): void {
+export function checkAscendEmpty(call: Pick<UpsampleParams, "op" | "inputSize">): void {
   const { op, inputSize } = call;
   if (op === "nearestExact1d" && inputSize[0] * inputSize[1] === 0) {
     throw new RangeError(

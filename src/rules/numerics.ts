@@ -1,25 +1,55 @@
 /**
- * Numerics of the CPU backend: PyTorch's CPU kernels (default) or the Ascend device's rules, reached
- * by rewriting a call's table rule and scales (the kernels stay the same).
+ * Numerics of the CPU backend: PyTorch's CPU kernels (default) or an Ascend generation's kernels,
+ * reached by rewriting a call's table rule and scales (the kernels stay the same).
  *
  * @module
  */
 
-import { type BilinearApi, bilinearRoute, checkDeviceEmpty } from "./ascend_a2.ts";
-import type { UpsampleParams } from "./ops.ts";
-import { linearTable, nearestTables, type TableRule } from "./tables.ts";
+import type { UpsampleCall, UpsampleParams } from "../backend.ts";
+import { type BilinearApi, bilinearRoute, checkAscendEmpty } from "./ascend_a2.ts";
+import { bilinearRoute950 } from "./ascend950_bilinear.ts";
+import type { AscendGeneration } from "./generation.ts";
+import { bilinearRule950, linearTable, nearestTables, type TableRule } from "./tables.ts";
 
 /** Whose results a device computes: PyTorch's CPU kernels', or the Ascend device's kernels'. */
 export type Numerics = "pytorch" | "device";
 
+/** Which Ascend kernels a device reference reproduces. */
+export interface AscendTarget {
+  /** The generation (`generation.ts`). */
+  readonly generation: AscendGeneration;
+  /** The bilinear aclnn API the device runs (V2 on current CANN). */
+  readonly bilinearApi: BilinearApi;
+  /**
+   * 950 only: whether the kernels' `a * b + c` coordinate arithmetic is contracted into fused
+   * multiply-adds (the source does not say; the reference defaults to contracted). Ignored for A2,
+   * whose vector instructions round each step.
+   */
+  readonly fma: boolean;
+}
+
+/** The target of a device reference opened without options: Atlas A2/A3, bilinear V2. */
+export const DEFAULT_ASCEND_TARGET: AscendTarget = Object.freeze({
+  generation: "a2",
+  bilinearApi: "v2",
+  fma: true,
+});
+
+type RuledCall = UpsampleParams & Pick<UpsampleCall<unknown>, "rule" | "deterministic">;
+
 /**
- * `call` as the device computes it: nearest-exact with the device's index rule; bilinear with the
- * device's kernel and scales when it routes there, else PyTorch's table from the sizes alone
- * (ResizeBilinearV2Grad and V1 derive both scales from the sizes, see `bilinearRoute`).
+ * `call` as `target`'s kernels compute it, as a rule and scales for the shared CPU kernels.
+ * A2/A3: nearest-exact with A2's index rule; bilinear with the V2 op's own kernel and scales when
+ * it routes there, else PyTorch's table from the sizes alone (ResizeBilinearV2Grad and V1 derive
+ * both scales from the sizes, see `bilinearRoute`). 950: nearest-exact with the 950 rule;
+ * bilinear with the table of the ResizeBilinearV2Grad kernel the tiling picks for the call's
+ * sizes, scales, dtype and `deterministic` (`bilinearRoute950`), the scales as given.
  *
+ * @throws {RangeError} for a 950 bilinear call routed to an NHWC-only kernel (never: the library
+ * tags tensors NCHW)
  * @example
  * ```ts
- * import { deviceCall } from "./numerics.ts";
+ * import { ascendCall } from "./numerics.ts";
  * const call = {
  *   op: "bilinear2d",
  *   dtype: "float32",
@@ -27,47 +57,67 @@ export type Numerics = "pytorch" | "device";
  *   outputSize: [8, 8],
  *   scales: [2, 0],
  *   alignCorners: false,
+ *   deterministic: false,
+ *   rule: "pytorch",
  * } as const;
- * deviceCall(call, "v2"); // { ...call, scales: [0, 0], rule: "pytorch" }
+ * ascendCall(call, { generation: "a2", bilinearApi: "v2", fma: true }); // { ...call, scales: [0, 0] }
+ * ascendCall(call, { generation: "950", bilinearApi: "v2", fma: true }).rule; // "ascend950-determine-scales-fma"
  * ```
  */
-export function deviceCall<C extends UpsampleParams & { readonly rule?: TableRule }>(
-  call: C,
-  api: BilinearApi,
-): C {
+export function ascendCall<C extends RuledCall>(call: C, target: AscendTarget): C {
+  if (target.generation === "950") {
+    if (call.op !== "bilinear2d") {
+      return { ...call, rule: target.fma ? "ascend950-fma" : "ascend950" };
+    }
+    const route = bilinearRoute950(call, {
+      api: target.bilinearApi,
+      deterministic: call.deterministic,
+    });
+    if (route.kernel === "point-copy" || route.kernel === "c-parallel") {
+      throw new RangeError(`the 950's ${route.kernel} kernel runs on NHWC tensors only`);
+    }
+    const rule: TableRule = bilinearRule950(route.kernel, target.fma);
+    return { ...call, rule };
+  }
   if (call.op !== "bilinear2d") return { ...call, rule: "ascend-a2" };
-  const route = bilinearRoute(call, api);
+  const route = bilinearRoute(call, target.bilinearApi);
   return route.kernel === "kernel"
     ? { ...call, rule: "ascend-a2" }
     : { ...call, scales: route.scales, rule: "pytorch" };
 }
 
 /**
- * What the device does with calls the library accepts but the device treats specially; throws a
- * `RangeError` naming the rule where the device reports an error or computes nothing defined.
- * The 1d op rejects N or C = 0 with 161002: its parameter checks (which need N, C > 0) run before
- * its empty-tensor shortcut (op_api aclnn_upsample_nearest_exact1d_backward.cpp); the 2d ops
- * return before any check, with nothing launched (an empty result has nothing to write).
+ * What `target`'s device does with calls the library accepts but the device treats specially;
+ * throws a `RangeError` naming the rule where the device reports an error or computes nothing
+ * defined. Both generations: the 1d op rejects N or C = 0 with 161002 (its parameter checks run
+ * before its empty-tensor shortcut, op_api aclnn_upsample_nearest_exact1d_backward.cpp; the 950
+ * path of that file is the same). A2 only: a pass its kernels skip although the sizes differ.
+ * The 950 has no such skip and no scale checks on bilinear (docs/device-semantics.md).
  *
- * @throws {RangeError} for a 1d call with N or C = 0, or a pass the device skips although its
+ * @throws {RangeError} for a 1d call with N or C = 0, or (A2) a pass the device skips although its
  * sizes differ
  * @example
  * ```ts
- * import { checkDeviceRules } from "./numerics.ts";
- * const call = { op: "nearestExact1d", inputSize: [0, 2, 4], outputSize: [8], scales: [0], alignCorners: false } as const;
- * try { checkDeviceRules(call, "v2"); } catch (e) { console.log((e as Error).message); }
+ * import { checkAscendRules, DEFAULT_ASCEND_TARGET } from "./numerics.ts";
+ * const call = { op: "nearestExact1d", dtype: "float32", inputSize: [0, 2, 4], outputSize: [8], scales: [0], alignCorners: false } as const;
+ * try { checkAscendRules(call, DEFAULT_ASCEND_TARGET); } catch (e) { console.log((e as Error).message); }
  * ```
  */
-export function checkDeviceRules(
-  call: Pick<UpsampleParams, "op" | "inputSize" | "outputSize" | "scales" | "alignCorners">,
-  api: BilinearApi,
-): void {
+export function checkAscendRules(call: UpsampleParams, target: AscendTarget): void {
   const { op, inputSize, outputSize, scales } = call;
-  checkDeviceEmpty(call);
+  checkAscendEmpty(call);
   if (inputSize[0] * inputSize[1] === 0) return;
   const spatial = outputSize.length;
+  if (target.generation === "950") {
+    if (op === "bilinear2d") return;
+    const rule: TableRule = target.fma ? "ascend950-fma" : "ascend950";
+    for (let d = 0; d < spatial; d++) {
+      nearestTables(inputSize[2 + d], outputSize[d], scales[d], rule);
+    }
+    return;
+  }
   if (op === "bilinear2d") {
-    const route = bilinearRoute(call, api);
+    const route = bilinearRoute(call, target.bilinearApi);
     if (route.kernel === "sizes") return;
     for (let d = 0; d < 2; d++) {
       linearTable(inputSize[2 + d], outputSize[d], call.alignCorners, route.scales[d], "ascend-a2");

@@ -1,12 +1,15 @@
 /**
  * The index tables both CPU kernel sets run on, chosen by a {@link TableRule} and cached per
- * dimension: PyTorch's (`pytorch.ts`) or an Ascend generation's (`ascend_a2.ts`). One place picks
- * the rule, so the TypeScript and WebAssembly kernels can never follow different ones.
+ * dimension: PyTorch's (`pytorch.ts`) or an Ascend generation's (`ascend_a2.ts`,
+ * `ascend950_nearest.ts`, `ascend950_bilinear.ts`). One place picks the rule, so the TypeScript and
+ * WebAssembly kernels can never follow different ones.
  *
  * @module
  */
 
-import { deviceLinearTable, deviceNearestStarts, indexFromStarts } from "./ascend_a2.ts";
+import { a2LinearTable, a2NearestStarts, indexFromStarts } from "./ascend_a2.ts";
+import { nearestStarts950 } from "./ascend950_nearest.ts";
+import { type Bilinear950Kernel, linearTable950 } from "./ascend950_bilinear.ts";
 import {
   linearIndexTable,
   type LinearTable,
@@ -15,10 +18,45 @@ import {
 } from "./pytorch.ts";
 
 /**
- * Whose per-dimension tables the CPU kernels run on: `"pytorch"` (PyTorch's CPU kernels) or
- * `"ascend-a2"` (the Ascend A2/A3 kernels').
+ * The Ascend 950 nearest-exact rule: `"ascend950"` with `idx * scale - 0.5f` rounded twice,
+ * `"ascend950-fma"` with it contracted into one fused multiply-add (see `nearestStarts950`).
  */
-export type TableRule = "pytorch" | "ascend-a2";
+export type Ascend950NearestRule = "ascend950" | "ascend950-fma";
+
+/**
+ * The Ascend 950 bilinear rule of one ResizeBilinearV2Grad kernel (see `Bilinear950Kernel`), its
+ * coordinate arithmetic contracted into fused multiply-adds (`-fma`) or not.
+ */
+export type Ascend950BilinearRule =
+  | `ascend950-${Bilinear950Kernel}`
+  | `ascend950-${Bilinear950Kernel}-fma`;
+
+/**
+ * Whose per-dimension tables the CPU kernels run on: `"pytorch"` (PyTorch's CPU kernels),
+ * `"ascend-a2"` (the Ascend A2/A3 kernels'), or an Ascend 950 rule (nearest-exact:
+ * {@link Ascend950NearestRule}; bilinear: {@link Ascend950BilinearRule}, one per kernel).
+ */
+export type TableRule = "pytorch" | "ascend-a2" | Ascend950NearestRule | Ascend950BilinearRule;
+
+/**
+ * The 950 bilinear rule of `kernel`, with or without contraction.
+ *
+ * @example
+ * ```ts
+ * import { bilinearRule950 } from "./tables.ts";
+ * bilinearRule950("determine", true); // "ascend950-determine-fma"
+ * ```
+ */
+export function bilinearRule950(kernel: Bilinear950Kernel, fma: boolean): Ascend950BilinearRule {
+  return fma ? `ascend950-${kernel}-fma` : `ascend950-${kernel}`;
+}
+
+function split950(rule: TableRule): { kernel: string; fma: boolean } | null {
+  if (!rule.startsWith("ascend950")) return null;
+  const fma = rule.endsWith("-fma");
+  const body = fma ? rule.slice(0, -4) : rule;
+  return { kernel: body === "ascend950" ? "" : body.slice("ascend950-".length), fma };
+}
 
 /** Nearest-exact tables of one dimension. */
 export interface NearestTables {
@@ -49,7 +87,15 @@ export function nearestTables(
 ): NearestTables {
   return cachedTable(nearestCache, `${rule}:${inSize}:${outSize}:${scales}`, () => {
     if (rule === "ascend-a2") {
-      const starts = deviceNearestStarts(inSize, outSize, scales);
+      const starts = a2NearestStarts(inSize, outSize, scales);
+      return { index: indexFromStarts(starts), starts };
+    }
+    const r950 = split950(rule);
+    if (r950 !== null) {
+      if (r950.kernel !== "") {
+        throw new RangeError(`nearestTables: ${rule} is a bilinear rule, not a nearest-exact one`);
+      }
+      const starts = nearestStarts950(inSize, outSize, scales, r950.fma);
       return { index: indexFromStarts(starts), starts };
     }
     const index = nearestExactIndexTable(inSize, outSize, scales);
@@ -77,10 +123,16 @@ export function linearTable(
   return cachedTable(
     linearCache,
     `${rule}:${inSize}:${outSize}:${alignCorners}:${scales}`,
-    () =>
-      rule === "ascend-a2"
-        ? deviceLinearTable(inSize, outSize, alignCorners, scales)
-        : linearIndexTable(inSize, outSize, alignCorners, scales),
+    () => {
+      if (rule === "ascend-a2") return a2LinearTable(inSize, outSize, alignCorners, scales);
+      const r950 = split950(rule);
+      if (r950 === null) return linearIndexTable(inSize, outSize, alignCorners, scales);
+      if (r950.kernel === "") {
+        throw new RangeError(`linearTable: ${rule} is a nearest-exact rule, not a bilinear one`);
+      }
+      const kernel = r950.kernel as Bilinear950Kernel;
+      return linearTable950(inSize, outSize, alignCorners, scales, kernel, r950.fma);
+    },
   );
 }
 
