@@ -19,6 +19,14 @@ export interface MemoryInfo {
   readonly total: number;
 }
 
+/** The most bytes one tensor can take on a backend, and what sets that bound (for messages). */
+export interface TensorLimit {
+  /** Bytes (`Infinity` when the backend cannot tell). */
+  readonly bytes: number;
+  /** What sets it, e.g. `"the WebAssembly memory limit of the CPU backend"`. */
+  readonly source: string;
+}
+
 /** Which kind of backend a device runs on. */
 export type BackendKind = "npu" | "cpu";
 
@@ -78,6 +86,11 @@ export interface Backend<H> {
   synchronize(): Promise<void>;
   /** Free and total bytes of the memory this backend's tensors live in. */
   memoryInfo(): MemoryInfo;
+  /**
+   * Bytes one tensor can take at most, and what sets that bound (checked before anything is
+   * allocated): the CPU backend's WebAssembly memory limit, an NPU's memory in total.
+   */
+  readonly tensorLimit: TensorLimit;
   /** Frees everything the backend still owns. Called once. */
   close(): void;
 }

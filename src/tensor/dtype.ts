@@ -39,6 +39,62 @@ export function isDType(value: unknown): value is DType {
   return value === "float32" || value === "float16" || value === "bfloat16";
 }
 
+// Other spellings of the three dtypes (PyTorch's, NumPy's, CANN's, short forms), lower case.
+const ALIASES: Readonly<Record<string, DType>> = {
+  fp32: "float32",
+  f32: "float32",
+  float: "float32",
+  single: "float32",
+  "torch.float": "float32",
+  "torch.float32": "float32",
+  acl_float: "float32",
+  fp16: "float16",
+  f16: "float16",
+  half: "float16",
+  "torch.half": "float16",
+  "torch.float16": "float16",
+  acl_float16: "float16",
+  bf16: "bfloat16",
+  bfloat: "bfloat16",
+  "torch.bfloat16": "bfloat16",
+  acl_bf16: "bfloat16",
+};
+
+/**
+ * The dtype `value` most likely meant (`"fp16"`, `"half"`, `"Float16"`, `"torch.float16"` all
+ * mean `"float16"`), or undefined when it names none of them.
+ *
+ * @example
+ * ```ts
+ * import { dtypeSuggestion } from "./dtype.ts";
+ * dtypeSuggestion("bf16"); // "bfloat16"
+ * dtypeSuggestion("int8"); // undefined
+ * ```
+ */
+export function dtypeSuggestion(value: unknown): DType | undefined {
+  if (typeof value !== "string") return undefined;
+  const key = value.trim().toLowerCase();
+  return isDType(key) ? key : ALIASES[key];
+}
+
+/**
+ * The error for a `dtype` that is not one of {@link DTYPES}: names the argument, the value and the
+ * allowed values, with a "did you mean" for a known other spelling.
+ *
+ * @example
+ * ```ts
+ * import { dtypeError } from "./dtype.ts";
+ * dtypeError("dtype", "fp16").message;
+ * // 'dtype must be one of float32, float16, bfloat16, got "fp16" (did you mean "float16"?)'
+ * ```
+ */
+export function dtypeError(what: string, value: unknown): TypeError {
+  const suggestion = dtypeSuggestion(value);
+  const shown = typeof value === "string" ? `"${value}"` : String(value);
+  const hint = suggestion === undefined ? "" : ` (did you mean "${suggestion}"?)`;
+  return new TypeError(`${what} must be one of ${DTYPES.join(", ")}, got ${shown}${hint}`);
+}
+
 /**
  * Size in bytes of one element of `dtype`.
  *

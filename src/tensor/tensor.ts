@@ -216,10 +216,14 @@ export class Tensor {
         span.first,
         span.last - span.first + 1,
       );
+    } catch (error) {
+      // A device closed under the read (the end of a `using` block) fails the backend's download.
+      if (this.disposed) throw disposedDuringRead(this, what);
+      throw error;
     } finally {
       storage.release();
     }
-    if (this.disposed) throw disposedError(this, what);
+    if (this.disposed) throw disposedDuringRead(this, what);
     return { host, layout: { ...layout, offset: layout.offset - span.first } };
   }
 
@@ -279,6 +283,18 @@ function disposedError(tensor: Tensor, what: string): TypeError {
   return new TypeError(
     `${what}: the ${tensor.dtype} tensor [${tensor.shape.join(", ")}] was disposed ` +
       `(dispose() called or its device closed); it cannot be used any more`,
+  );
+}
+
+// The read was started but not awaited before the tensor or its device was disposed: most often a
+// missed `await` inside a `using` block, whose end disposes them while the read is pending.
+function disposedDuringRead(tensor: Tensor, what: string): TypeError {
+  const shape = tensor.shape.join(", ");
+  return new TypeError(
+    `${what}: the ${tensor.dtype} tensor [${shape}] was disposed while the read was pending ` +
+      "(dispose() called, or its device closed, as at the end of a `using` block); await the " +
+      `read before the tensor or its device is disposed (\`await tensor.${what}()\` inside the ` +
+      "block)",
   );
 }
 

@@ -1,0 +1,51 @@
+/**
+ * The size check of a new tensor against the most its backend can hold (`Backend.tensorLimit`): a
+ * shape too large fails at once, before any host or device memory is taken, with the bytes it
+ * needs and the bound.
+ *
+ * @module
+ */
+
+import type { Backend } from "../backend.ts";
+import { type DType, dtypeByteSize } from "./dtype.ts";
+
+/** Bytes as a short size, e.g. `"37.25 GiB"`. */
+function size(bytes: number): string {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(2)} ${units[unit]}`;
+}
+
+/**
+ * Throws when `length` elements of `dtype` take more bytes than one tensor can on `backend`.
+ *
+ * @throws {RangeError} naming the call, the shape, the bytes it needs and the backend's bound
+ * @example
+ * ```ts ignore
+ * checkFits(backend, "float32", [100000, 100000], 1e10, "zeros");
+ * // RangeError: zeros: shape [100000, 100000] of float32 needs 40000000000 bytes (37.25 GiB); ...
+ * ```
+ */
+export function checkFits(
+  backend: Backend<unknown>,
+  dtype: DType,
+  shape: readonly number[],
+  length: number,
+  what: string,
+): void {
+  const bytes = length * dtypeByteSize(dtype);
+  const limit = backend.tensorLimit;
+  if (bytes <= limit.bytes) return;
+  throw new RangeError(
+    `${what}: shape [${shape.join(", ")}] of ${dtype} needs ${bytes} bytes (${
+      size(bytes)
+    }), more ` +
+      `than one tensor can take on this device: ${limit.bytes} bytes (${size(limit.bytes)}), ` +
+      `${limit.source}`,
+  );
+}
