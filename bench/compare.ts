@@ -11,8 +11,10 @@
 
 import process from "node:process";
 import { Device, type DType, type Tensor } from "../mod.ts";
+import type { CpuBackend } from "../src/cpu/backend.ts";
+import { deviceInternals } from "../src/device.ts";
 import { BENCH_DTYPES, type BenchCase, CASES, makeGrad, runCase } from "./cases.ts";
-import { machineText, type Row, table, targets } from "./compare_report.ts";
+import { machineText, type Row, summaryTable, table, targets } from "./compare_report.ts";
 import { coreScaling } from "./cores_probe.ts";
 import { memoryReport } from "./memory_report.ts";
 import { formatMs, median } from "./stats.ts";
@@ -69,8 +71,15 @@ async function ours(
   calls: number,
   out?: Tensor,
 ): Promise<number[]> {
+  const plans = out === undefined ? planCounts.get(device) : undefined;
+  const backend = plans ? (deviceInternals(device).backend() as unknown as CpuBackend) : null;
   const once = async (): Promise<void> => {
     const result = runCase(grad, c, out);
+    if (backend !== null) {
+      // Small calls never reach the planner: the calling thread.
+      const workers = c.large ? backend.lastWorkers : 0;
+      plans!.set(workers, (plans!.get(workers) ?? 0) + 1);
+    }
     await device.synchronize();
     if (result !== out) result.dispose();
   };
@@ -102,6 +111,18 @@ async function ours(
  */
 const cpuTimes = new Map<Device, number[]>();
 
+/** How many calls of the default device's current case ran on how many workers (0: here). */
+const planCounts = new Map<Device, Map<number, number>>();
+
+/** "2 workers" or "calling thread", with the share of calls when the plan varied. */
+function planText(counts: ReadonlyMap<number, number>): string {
+  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  const name = (w: number): string => (w === 0 ? "calling thread" : `${w} workers`);
+  const sorted = [...counts].sort((a, b) => b[1] - a[1]);
+  if (sorted.length === 1) return name(sorted[0][0]);
+  return sorted.map(([w, n]) => `${name(w)} ${((100 * n) / total).toFixed(0)}%`).join(", ");
+}
+
 async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
   using gradOne = makeGrad(sides.one, c, dtype);
   using gradAll = makeGrad(sides.all, c, dtype);
@@ -117,6 +138,8 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
   const { rounds, warmup, calls } = c.large ? LARGE : TINY;
   cpuTimes.set(sides.one, []);
   cpuTimes.set(sides.all, []);
+  const plans = new Map<number, number>();
+  planCounts.set(sides.all, plans);
   const sideNames = ["torchOne", "oursOne", "copy", "torchAll", "oursAll", "oursOut"] as const;
   const times: Record<typeof sideNames[number], number[]> = {
     torchOne: [],
@@ -139,7 +162,10 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
       else if (side === "oursOut") t = await ours(sides.all, gradAll, c, calls, out);
       else if (side === "copy" && c.large) t = [copyOnceMs()];
       if (round >= warmup) times[side].push(...t);
-      else cpuTimes.forEach((list) => (list.length = 0));
+      else {
+        cpuTimes.forEach((list) => (list.length = 0));
+        plans.clear();
+      }
     }
   }
   const cpuOne = cpuTimes.get(sides.one)!, cpuAll = cpuTimes.get(sides.all)!;
@@ -155,6 +181,7 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
     oursOneCpuMs: median(cpuOne),
     oursAllCpuMs: median(cpuAll),
     copyGBs: c.large ? (2 * COPY_BYTES) / (median(times.copy) * 1e-3) / 1e9 : null,
+    plan: planText(plans),
     paired: {
       torchOverOursOne: torchOn ? pairedRatio(times.torchOne, times.oursOne) : null,
       torchOverOursAll: torchOn ? pairedRatio(times.torchAll, times.oursAll) : null,
@@ -219,6 +246,8 @@ async function main(): Promise<void> {
       `${Math.min(...copies).toFixed(2)}-${Math.max(...copies).toFixed(2)} GB/s\n`,
   );
   console.log(table(rows, threads));
+  console.log();
+  console.log(summaryTable(rows, threads));
   console.log(
     `\nms: median of ${LARGE.rounds} rounds of one call per side, alternating, after ` +
       `${LARGE.warmup} warm-up rounds (tiny: per-call mean of ${TINY.calls} calls per round, ` +

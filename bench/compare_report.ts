@@ -26,6 +26,8 @@ export interface Row {
   oursAllCpuMs: number;
   /** Large cases: the 128 MiB copy's bandwidth, measured in the same alternating rounds. */
   copyGBs: number | null;
+  /** What the default device's planner chose for the measured calls (workers, or the calling thread). */
+  plan: string;
   /**
    * Ratios of two sides' times taken round by round, then the median: a slow phase of the VM
    * that falls on one round slows both sides of that round's ratio.
@@ -87,6 +89,36 @@ export function table(rows: readonly Row[], threads: number): string {
   return markdownTable([header, ...body]);
 }
 
+/**
+ * The issue-19 view: per case, ours at its default against `threads: 1` (>= 0.97x wanted), against
+ * PyTorch at one thread each and at PyTorch's default, and the plan the default chose.
+ */
+export function summaryTable(rows: readonly Row[], threads: number): string {
+  const header = [
+    "case",
+    "dtype",
+    "ours 1t ms",
+    "ours default ms",
+    "default vs 1t",
+    "PyTorch/ours, 1t each",
+    `PyTorch ${threads}t / ours default`,
+    "ours default GB/s",
+    "plan at the default",
+  ];
+  const body = rows.map((r) => [
+    r.c.label,
+    r.dtype,
+    formatMs(r.oursOneMs),
+    formatMs(r.oursAllMs),
+    ratioText(r.paired.oursScaling),
+    ratioText(r.paired.torchOverOursOne),
+    ratioText(r.paired.torchOverOursAll),
+    r.c.large ? gbs(r).toFixed(2) : "-",
+    r.plan,
+  ]);
+  return markdownTable([header, ...body]);
+}
+
 /** What the machine's own loops gain from all threads (bench/cores.c): the ceiling of scaling. */
 export function machineText(machine: CoreScaling | null): string {
   if (machine === null) return "this machine's own scaling: n/a (bench/cores.c did not run)";
@@ -128,6 +160,27 @@ export function targets(
     );
   }
   const scaling = (r: Row): number => r.paired.oursScaling;
+  lines.push(
+    verdict(
+      "every case at the default >= 0.97x its threads: 1 speed (paired wall time)",
+      rows.filter((r) => scaling(r) < 0.97).map((r) =>
+        `${r.c.id} ${r.dtype} ${scaling(r).toFixed(2)}x`
+      ),
+    ),
+  );
+  // float16 against bfloat16 on the same nearest-exact case, both at the default.
+  const f16 = rows.filter((r) => r.c.large && r.c.op !== "bilinear2d" && r.dtype === "float16");
+  lines.push(
+    verdict(
+      "nearest-exact float16 >= the bfloat16 GB/s of the same case (default threads)",
+      f16.flatMap((r) => {
+        const bf = rows.find((b) => b.c === r.c && b.dtype === "bfloat16");
+        return bf && gbs(r) < gbs(bf)
+          ? [`${r.c.id} ${gbs(r).toFixed(2)} < ${gbs(bf).toFixed(2)} GB/s`]
+          : [];
+      }),
+    ),
+  );
   lines.push(
     verdict(
       `large cases >= 1.7x their own one-thread speed on ${threads} threads`,

@@ -40,8 +40,8 @@ export const WINDOW = 7;
 /** Fixed cost of handing a call to the workers and getting it back, ms (measured ~0.05-0.25). */
 export const HANDOFF_MS = 0.1;
 /** A class tries its other plan every this many calls while young, then every EXPLORE_LATE. */
-export const EXPLORE_EARLY = 8;
-export const EXPLORE_LATE = 32;
+export const EXPLORE_EARLY = 16;
+export const EXPLORE_LATE = 64;
 /** Calls of a class after which it explores at the late rate. */
 const YOUNG_CALLS = 64;
 /** Calls predicted shorter than this on one thread never try the workers (ms). */
@@ -56,7 +56,7 @@ const PRIOR_NS_PER_BYTE = [
   [0.095, 0.45, 0.34],
 ];
 /** Prior gain of each further worker. */
-const PRIOR_GAIN = 0.4;
+const PRIOR_GAIN = 0.3;
 
 /** The plan of one call, as {@link Planner.choose} returns it. */
 export interface Choice {

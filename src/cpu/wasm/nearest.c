@@ -36,6 +36,64 @@ static inline void accumulate_row_factor(float *restrict acc, int dtype, const v
   }
 }
 
+/* Outputs iw .. iw + 7 of a factor-2 row at element `at` (= 2 iw): elements at, at + 2, ... as
+ * even and at + 1, ... as odd float32 vectors. float16 leaves its test for infinities and NaNs to
+ * the caller: the lanes of `special` are set where an element has exponent 31 (then the caller
+ * redoes these outputs in scalar code, and the vectors are unused). */
+static inline __attribute__((always_inline)) void load16_pairs(const int dtype, const void *grad, size_t at, v128_t *e0,
+                                v128_t *o0, v128_t *e1, v128_t *o1, v128_t *special) {
+  if (dtype == DT_F16) {
+    v128_t p = wasm_v128_load((const uint16_t *)grad + at);
+    v128_t q = wasm_v128_load((const uint16_t *)grad + at + 8);
+    *special = wasm_v128_or(*special, wasm_v128_or(f16x8_special(p), f16x8_special(q)));
+    split_pairs_f16_finite(p, e0, o0);
+    split_pairs_f16_finite(q, e1, o1);
+  } else {
+    load8_even_odd(dtype, grad, at, e0, o0);
+    load8_even_odd(dtype, grad, at + 8, e1, o1);
+  }
+}
+
+/* Cell iw of a factor-2 row summed from `rows` (1 or 2) gradient rows in scalar code:
+ * ((+0 + a0) + a1) (+ b0) + b1. */
+static inline void sum_cell_factor2(int dtype, void *out, size_t outRow, const void *grad,
+                                    size_t row0, size_t row1, int rows, int iw) {
+  size_t w = 2 * (size_t)iw;
+  float a = ((0.0f + loadf(dtype, grad, row0 + w)) + loadf(dtype, grad, row0 + w + 1));
+  if (rows == 2) a = (a + loadf(dtype, grad, row1 + w)) + loadf(dtype, grad, row1 + w + 1);
+  storef(dtype, out, outRow + iw, a);
+}
+
+/* Rows of one gradient row (rows = 1, the 1d x2 case; row1 unused) or two straight into the
+ * output row: ((+0 + a0) + a1) (+ b0) + b1 per cell, eight cells per step (float16/bfloat16: one
+ * rounding step and one full store for the eight; float16 tests for infinities and NaNs once per
+ * step). Measured (CPU time, alternating processes): 1d x2 float16 and bfloat16 ~2x faster than
+ * through the accumulator row; for two rows the four-cell loop below stayed ~10 % faster. */
+static inline __attribute__((always_inline)) void sum_rows_factor2(const int dtype, void *out, size_t outRow, const void *grad,
+                                    size_t row0, size_t row1, const int rows, int inW) {
+  const v128_t zero = wasm_f32x4_splat(0.0f);
+  int iw = 0;
+  for (; iw + 8 <= inW; iw += 8) {
+    v128_t e0, o0, e1, o1, f0 = zero, p0 = zero, f1 = zero, p1 = zero;
+    v128_t special = wasm_i32x4_splat(0);
+    load16_pairs(dtype, grad, row0 + 2 * (size_t)iw, &e0, &o0, &e1, &o1, &special);
+    if (rows == 2) load16_pairs(dtype, grad, row1 + 2 * (size_t)iw, &f0, &p0, &f1, &p1, &special);
+    if (dtype == DT_F16 && wasm_v128_any_true(special)) {
+      for (int k = 0; k < 8; k++) sum_cell_factor2(dtype, out, outRow, grad, row0, row1, rows, iw + k);
+      continue;
+    }
+    v128_t a = wasm_f32x4_add(wasm_f32x4_add(zero, e0), o0);
+    v128_t b = wasm_f32x4_add(wasm_f32x4_add(zero, e1), o1);
+    if (rows == 2) {
+      a = wasm_f32x4_add(wasm_f32x4_add(a, f0), p0);
+      b = wasm_f32x4_add(wasm_f32x4_add(b, f1), p1);
+    }
+    store8v(dtype, out, outRow + iw, a, b);
+  }
+  SCALAR_TAIL
+  for (; iw < inW; iw++) sum_cell_factor2(dtype, out, outRow, grad, row0, row1, rows, iw);
+}
+
 /* The common 2x2 case straight into the output row: ((((+0 + a0) + a1) + b0) + b1) per cell. */
 static inline void sum_two_rows_factor2(int dtype, void *out, size_t outRow, const void *grad,
                                         size_t row0, size_t row1, int inW) {
@@ -72,6 +130,10 @@ static inline __attribute__((always_inline)) void nearest_factor_impl(
       if (end - oh == 2 && wFactor == 2) {
         size_t row0 = gPlane + (size_t)oh * outW;
         sum_two_rows_factor2(dtype, out, outRow, grad, row0, row0 + outW, inW);
+        continue;
+      }
+      if (end - oh == 1 && wFactor == 2) {
+        sum_rows_factor2(dtype, out, outRow, grad, gPlane + (size_t)oh * outW, 0, 1, inW);
         continue;
       }
       float *acc = dtype == DT_F32 ? (float *)out + outRow : accRow;

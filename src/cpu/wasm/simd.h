@@ -107,22 +107,38 @@ static inline v128_t f16x4_to_f32(v128_t h) {
   return f;
 }
 
-/* float32 to float16 bits (in u32 lanes), nearest even, as f32_to_f16. Magnitudes are compared as
- * signed integers (they are below 2^31), which SSE does in one instruction. When all four values
- * are in the normal float16 range (the common case) only the rebias-and-round remains. */
-static inline v128_t f32x4_to_f16(v128_t x) {
+/* float32 to float16 bits (in u32 lanes) for values whose rounded magnitude is a normal float16
+ * (in [2^-14, 65520)): rebias the exponent and round to nearest even. `ok` gets, per lane, whether
+ * the value is in that range: a + 0x47800000 wraps [0x38800000, 0x477ff000) onto the lowest signed
+ * integers, so one signed compare tests both ends. */
+static inline v128_t f32x4_to_f16_normal(v128_t x, v128_t *ok) {
   v128_t sign = wasm_v128_and(wasm_u32x4_shr(x, 16), K(0x8000));
   v128_t a = wasm_v128_and(x, K(0x7fffffff));
   v128_t odd = wasm_v128_and(wasm_u32x4_shr(a, 13), K(1));
   v128_t normal = wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(a, K(0xc8000fff)), odd), 13);
-  v128_t inRange =
-      wasm_v128_and(wasm_i32x4_ge(a, K(0x38800000)), wasm_i32x4_lt(a, K(0x477ff000)));
-  if (wasm_i32x4_all_true(inRange)) return wasm_v128_or(normal, sign);
+  *ok = wasm_i32x4_lt(wasm_i32x4_add(a, K(0x47800000)), K(0x8efff000));
+  return wasm_v128_or(normal, sign);
+}
+
+/* float32 to float16 bits (in u32 lanes), nearest even, as f32_to_f16, for any value. */
+static inline v128_t f32x4_to_f16_any(v128_t x) {
+  v128_t sign = wasm_v128_and(wasm_u32x4_shr(x, 16), K(0x8000));
+  v128_t a = wasm_v128_and(x, K(0x7fffffff));
+  v128_t odd = wasm_v128_and(wasm_u32x4_shr(a, 13), K(1));
+  v128_t normal = wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(a, K(0xc8000fff)), odd), 13);
   v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(a, KF(0.5f)), K(0x3f000000));
   v128_t r = wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(a, K(0x38800000)));
   r = wasm_v128_bitselect(K(0x7c00), r, wasm_i32x4_ge(a, K(0x477ff000)));
   r = wasm_v128_or(r, sign);
   return wasm_v128_bitselect(K(0x7e00), r, wasm_i32x4_gt(a, K(0x7f800000)));
+}
+
+/* float32 to float16 bits (in u32 lanes), nearest even, as f32_to_f16. Magnitudes are compared as
+ * signed integers (they are below 2^31), which SSE does in one instruction. When all four values
+ * are in the normal float16 range (the common case) only the rebias-and-round remains. */
+static inline v128_t f32x4_to_f16(v128_t x) {
+  v128_t ok, r = f32x4_to_f16_normal(x, &ok);
+  return wasm_i32x4_all_true(ok) ? r : f32x4_to_f16_any(x);
 }
 
 /* float32 to bfloat16 bits (in u32 lanes), nearest even, as f32_to_bf16. */
@@ -155,12 +171,38 @@ static inline void split_pairs(int dtype, v128_t pairs, v128_t *even, v128_t *od
   }
 }
 
-/* Eight float32 values (lo: 0..3, hi: 4..7) rounded to float16/bfloat16 bits, nearest even. */
+/* Eight float32 values (lo: 0..3, hi: 4..7) rounded to float16/bfloat16 bits, nearest even.
+ * float16: one range test for the eight values. */
 static inline v128_t narrow8(int dtype, v128_t lo, v128_t hi) {
-  v128_t a = dtype == DT_BF16 ? f32x4_to_bf16(lo) : f32x4_to_f16(lo);
-  v128_t b = dtype == DT_BF16 ? f32x4_to_bf16(hi) : f32x4_to_f16(hi);
+  v128_t a, b;
+  if (dtype == DT_BF16) {
+    a = f32x4_to_bf16(lo);
+    b = f32x4_to_bf16(hi);
+  } else {
+    v128_t okA, okB;
+    a = f32x4_to_f16_normal(lo, &okA);
+    b = f32x4_to_f16_normal(hi, &okB);
+    if (!wasm_i32x4_all_true(wasm_v128_and(okA, okB))) {
+      a = f32x4_to_f16_any(lo);
+      b = f32x4_to_f16_any(hi);
+    }
+  }
   /* Lanes hold values <= 0xffff, so the saturating narrow is exact. */
   return wasm_u16x8_narrow_i32x4(opaque(a), opaque(b));
+}
+
+/* Whether any of the eight float16 values of a vector is an infinity or a NaN (exponent 31), as a
+ * mask to OR with others before one test. */
+static inline v128_t f16x8_special(v128_t h) {
+  return wasm_i16x8_eq(wasm_v128_and(h, K(0x7c007c00)), K(0x7c007c00));
+}
+
+/* split_pairs for float16 with no infinity or NaN among the eight (see f16x8_special). */
+static inline void split_pairs_f16_finite(v128_t pairs, v128_t *even, v128_t *odd) {
+  v128_t te = wasm_v128_and(wasm_i32x4_shr(wasm_i32x4_shl(pairs, 16), 3), K(0x8fffe000));
+  v128_t to = wasm_v128_and(wasm_i32x4_shr(pairs, 3), K(0x8fffe000));
+  *even = wasm_f32x4_mul(te, KF(0x1p112f));
+  *odd = wasm_f32x4_mul(to, KF(0x1p112f));
 }
 
 /* Rows of n values: float16/bfloat16 bits to float32 and back (convert.c). The kernels are one
