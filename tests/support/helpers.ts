@@ -78,6 +78,14 @@ const CONTROLS = {
   aclemuFinalizeCount: { parameters: [], result: "i64" },
   aclemuLiveEvents: { parameters: [], result: "i64" },
   aclemuFailNextEvent: { parameters: ["i32"], result: "void" },
+  // Kernel counters and the Ascend 950 controls (native/include/aclemu.h); optional, so a build
+  // without them still loads (null then).
+  aclemuLastKernel: { parameters: [], result: "pointer", optional: true },
+  aclemuKernelLaunches: { parameters: ["buffer"], result: "i64", optional: true },
+  aclemuSetAtomicSeed: { parameters: ["u64"], result: "void", optional: true },
+  aclemuAtomicSeed: { parameters: [], result: "u64", optional: true },
+  aclemuSetFmaContraction: { parameters: ["i32"], result: "void", optional: true },
+  aclemuFmaContraction: { parameters: [], result: "i32", optional: true },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 let controls: Deno.DynamicLibrary<typeof CONTROLS>["symbols"] | null = null;
@@ -100,6 +108,60 @@ export function emu(): Deno.DynamicLibrary<typeof CONTROLS>["symbols"] {
 export function lastReferencedFree(): string {
   const pointer = emu().aclemuLastReferencedFree();
   return pointer === null ? "" : Deno.UnsafePointerView.getCString(pointer);
+}
+
+/** A control the emulation build must have (the 950 controls are bound optionally). */
+function required<T>(symbol: T | null, name: string): T {
+  if (symbol === null) {
+    throw new Error(`the emulation build lacks ${name} (rebuild: deno task build:native)`);
+  }
+  return symbol;
+}
+
+/** The kernel the emulation's last op launch enqueued (`""` when none since the last reset). */
+export function emuLastKernel(): string {
+  const pointer = required(emu().aclemuLastKernel, "aclemuLastKernel")();
+  return pointer === null ? "" : Deno.UnsafePointerView.getCString(pointer);
+}
+
+/** Launches of the kernel `name` (as {@link emuLastKernel} names it) since the last reset. */
+export function emuKernelLaunches(name: string): number {
+  const launches = required(emu().aclemuKernelLaunches, "aclemuKernelLaunches");
+  return Number(launches(new TextEncoder().encode(`${name}\0`)));
+}
+
+/** Seeds the order of the emulated 950's atomic additions (restarts its per-launch sequence). */
+export function emuSetAtomicSeed(seed: bigint): void {
+  required(emu().aclemuSetAtomicSeed, "aclemuSetAtomicSeed")(seed);
+}
+
+/** The emulated 950's FMA contraction: 1 contracts, 0 does not, < 0 restores the default. */
+export function emuSetFmaContraction(on: number): void {
+  required(emu().aclemuSetFmaContraction, "aclemuSetFmaContraction")(on);
+}
+
+/** Whether the emulated 950 contracts `a * b + c` into one FMA now. */
+export function emuFmaContraction(): boolean {
+  return required(emu().aclemuFmaContraction, "aclemuFmaContraction")() === 1;
+}
+
+let emulatedSocName: string | null | undefined;
+
+/**
+ * The SoC the emulation reports in this process (`ACLEMU_SOC`, read once per process; default
+ * `Ascend910B3`), from the emulated device's name; `null` when the emulated lane cannot run here.
+ */
+export function emulatedSoc(): string | null {
+  if (emulatedSocName !== undefined) return emulatedSocName;
+  if (EMULATED_LANE.ignore !== undefined) return (emulatedSocName = null);
+  using device = EMULATED_LANE.open();
+  return (emulatedSocName = device.name.split(" ")[0]);
+}
+
+/** The kernel generation of the emulated SoC: `"950"` (Ascend950*), else `"a2"`; null: no emulation. */
+export function emulatedGeneration(): "a2" | "950" | null {
+  const soc = emulatedSoc();
+  return soc === null ? null : soc.startsWith("Ascend950") ? "950" : "a2";
 }
 
 /** Live device allocations and aclnn objects of the emulation. */
