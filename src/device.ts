@@ -390,12 +390,11 @@ export class Device {
   /**
    * Free and total bytes of the memory this device's tensors live in. On an NPU: the device memory as
    * the runtime reports it (`aclrtGetMemInfo`), so an op's result plus its workspace fits when they are
-   * below `free`. On the CPU backend: host memory, available and total, from `/proc/meminfo` (Linux,
-   * `--allow-read`) or `Deno.systemMemoryInfo()` (`--allow-sys`).
+   * below `free`. On the CPU backend: host memory (`Deno.systemMemoryInfo()`, `available` as free),
+   * which needs `--allow-sys` beyond the usual `--allow-ffi --allow-env --allow-read`.
    *
    * @throws {MissingSymbolError} on an NPU whose runtime lacks `aclrtGetMemInfo`
-   * @throws {Deno.errors.NotCapable} on the CPU backend with neither `--allow-read` (Linux) nor
-   *   `--allow-sys`, naming both
+   * @throws {Deno.errors.NotCapable} on the CPU backend without `--allow-sys`, naming the flag
    * @example
    * ```ts ignore
    * import { Device } from "@aclnn/upsample";

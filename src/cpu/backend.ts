@@ -210,8 +210,8 @@ export class CpuBackend implements Backend<CpuBuffer> {
 
   /**
    * Host memory, where CPU tensors live (WebAssembly memory, or typed arrays once that is full):
-   * available (what can be allocated without swapping) and total, from `/proc/meminfo` with
-   * `--allow-read`, else from `Deno.systemMemoryInfo()` with `--allow-sys`.
+   * `Deno.systemMemoryInfo()`'s `available` (what can be allocated without swapping) and `total`.
+   * Needs `--allow-sys`; without it the error names the flag.
    */
   memoryInfo(): MemoryInfo {
     return hostMemoryInfo();
