@@ -9,8 +9,15 @@
 //   lane itself), asserting the child ran tests and all passed.
 
 import assert from "node:assert/strict";
-import { Device, type DType, runParams, type Tensor } from "../../mod.ts";
-import { type Arch35Call, arch35Model, roundTo } from "../support/ascend950_model.ts";
+import { Device, runParams, type Tensor } from "../../mod.ts";
+import { type Arch35Call, arch35Model } from "../support/ascend950_model.ts";
+import {
+  arch35Call,
+  describe,
+  gradient,
+  type MixCall,
+  randomCall,
+} from "../support/ascend950_mix.ts";
 import { assertMatchesArch35 } from "../support/ascend950_match.ts";
 import {
   emu,
@@ -30,108 +37,6 @@ import {
 const SOC_950 = "Ascend950PR_9599";
 const GENERATION = emulatedGeneration();
 const NOT_EMULATED = EMULATED_LANE.ignore;
-
-type Op = "nearestExact1d" | "nearestExact2d" | "bilinear2d";
-
-interface MixCall {
-  op: Op;
-  inputSize: number[];
-  outputSize: number[];
-  scales: number[];
-  alignCorners: boolean;
-  dtype: DType;
-  deterministic: boolean;
-  api: "v1" | "v2";
-}
-
-/** A gradient of |g| in [0.5, 1] with random signs, in the dtype (rounded by the model's own rounding). */
-function gradient(next: () => number, count: number, dtype: DType): Float32Array {
-  return Float32Array.from(
-    { length: count },
-    () => roundTo(dtype, (next() < 0.5 ? -1 : 1) * (0.5 + next() / 2)),
-  );
-}
-
-/** One spatial dimension: shrinking, enlarging or equal, with a scale or none. */
-function dimension(
-  next: () => number,
-  op: Op,
-  api: "v1" | "v2",
-  align: boolean,
-): { inSize: number; outSize: number; scale: number } {
-  const mode = next();
-  const inSize = 1 + Math.floor(next() * 9);
-  const outSize = mode < 0.4
-    ? 1 + Math.floor(next() * inSize) // shrinking (or equal when it draws inSize)
-    : mode < 0.85
-    ? inSize + 1 + Math.floor(next() * 11) // enlarging
-    : inSize; // equal
-  const kind = next();
-  let scale = 0;
-  // The library takes a scale only when outputSize == floor(inputSize * scale) (PyTorch's rule).
-  if (kind < 0.35) scale = outSize / inSize; // 1/scale is the size ratio
-  else if (kind < 0.7) scale = (outSize + 0.05 + next() * 0.9) / inSize; // it is not
-  // V1 without align_corners: the binding refuses scales the sizes disagree with (V1 on A2 ignores them).
-  if (op === "bilinear2d" && api === "v1" && !align && kind >= 0.35 && kind < 0.7) scale = 0;
-  // nearest-exact: at most 50x (the op_api's limit).
-  if (op !== "bilinear2d" && scale > 0 && 1 / scale < 0.02) scale = 0;
-  return { inSize, outSize, scale };
-}
-
-function randomCall(next: () => number): MixCall {
-  const op = (["nearestExact1d", "nearestExact2d", "bilinear2d"] as const)[Math.floor(next() * 3)];
-  const api = op === "bilinear2d" && next() < 0.3 ? "v1" : "v2";
-  const alignCorners = op === "bilinear2d" && next() < 0.3;
-  const dtypes: DType[] = api === "v1"
-    ? ["float32", "float16"]
-    : ["float32", "float16", "bfloat16"];
-  const dtype = dtypes[Math.floor(next() * dtypes.length)];
-  const dims = Array.from(
-    { length: op === "nearestExact1d" ? 1 : 2 },
-    () => dimension(next, op, api, alignCorners),
-  );
-  // Scales on one dimension, both, or none (as drawn): drop one now and then.
-  if (dims.length === 2 && next() < 0.25) dims[Math.floor(next() * 2)].scale = 0;
-  // Equal sizes on every dimension (copies, or a gather with a scale) now and then.
-  if (next() < 0.12) { for (const d of dims) d.outSize = d.inSize; }
-  for (const d of dims) {
-    if (d.scale > 0 && Math.floor(d.inSize * d.scale) !== d.outSize) d.scale = 0;
-  }
-  return {
-    op,
-    inputSize: [
-      1 + Math.floor(next() * 2),
-      1 + Math.floor(next() * 3),
-      ...dims.map((d) => d.inSize),
-    ],
-    outputSize: dims.map((d) => d.outSize),
-    scales: dims.map((d) => d.scale),
-    alignCorners,
-    dtype,
-    deterministic: next() < 0.5,
-    api,
-  };
-}
-
-function arch35Call(call: MixCall, fma: boolean): Arch35Call {
-  return {
-    op: call.op,
-    inputSize: call.inputSize,
-    outputSize: call.outputSize,
-    scales: call.scales,
-    alignCorners: call.alignCorners,
-    bilinearApi: call.api,
-    gradDtype: call.dtype,
-    deterministic: call.deterministic,
-    fma,
-  };
-}
-
-function describe(call: MixCall): string {
-  return `${call.op} ${call.api} ${call.dtype} inputSize [${call.inputSize}] outputSize ` +
-    `[${call.outputSize}] scales [${call.scales}] alignCorners ${call.alignCorners} ` +
-    `deterministic ${call.deterministic}`;
-}
 
 async function runOn(device: Device, call: MixCall, grad: Float32Array): Promise<Float32Array> {
   using g = device.tensor(grad, [call.inputSize[0], call.inputSize[1], ...call.outputSize], {
@@ -185,45 +90,48 @@ if (GENERATION === "950") {
     assert.equal(emulatedSoc(), SOC_950);
   });
 
-  Deno.test("950 emulation: a seeded random mix of calls matches the arch35 model (kernel and values)", async () => {
-    emu().aclemuResetFaults();
-    const next = rng(20250950);
-    const calls = Array.from({ length: 220 }, () => randomCall(next));
-    const seen = new Map<string, number>();
-    const fma = emuFmaContraction();
-    // V2 calls on one device, then V1 calls (a libDir without V2) on another, one device open at a
-    // time: two devices of one deviceId share a context (see the two-device test below).
-    for (const api of ["v2", "v1"] as const) {
-      using device = Device.open({
-        backend: "npu",
-        libDir: api === "v1" ? EMU_NO_V2_DIR : EMU_DIR,
-      });
-      for (const [k, call] of calls.entries()) {
-        if (call.api !== api) continue;
-        const count = call.inputSize[0] * call.inputSize[1] *
-          call.outputSize.reduce((a, b) => a * b, 1);
-        const grad = gradient(next, count, call.dtype);
-        const model = arch35Model(grad, arch35Call(call, fma));
-        const actual = await runOn(device, call, grad);
-        const what = `call ${k}: ${describe(call)}`;
-        assert.equal(emuLastKernel(), model.kernel, `${what}: the kernel`);
-        assertMatchesArch35(actual, grad, arch35Call(call, fma), what, model);
-        seen.set(model.kernel, (seen.get(model.kernel) ?? 0) + 1);
+  for (const contraction of [1, 0]) {
+    Deno.test(`950 emulation: a seeded random mix of calls matches the arch35 model (kernel and values; FMA contraction ${contraction})`, async () => {
+      emu().aclemuResetFaults();
+      emuSetFmaContraction(contraction);
+      const next = rng(20250950);
+      const calls = Array.from({ length: 220 }, () => randomCall(next));
+      const seen = new Map<string, number>();
+      const fma = emuFmaContraction();
+      // V2 calls on one device, then V1 calls (a libDir without V2) on another, one device open at a
+      // time: two devices of one deviceId share a context (see the two-device test below).
+      for (const api of ["v2", "v1"] as const) {
+        using device = Device.open({
+          backend: "npu",
+          libDir: api === "v1" ? EMU_NO_V2_DIR : EMU_DIR,
+        });
+        for (const [k, call] of calls.entries()) {
+          if (call.api !== api) continue;
+          const count = call.inputSize[0] * call.inputSize[1] *
+            call.outputSize.reduce((a, b) => a * b, 1);
+          const grad = gradient(next, count, call.dtype);
+          const model = arch35Model(grad, arch35Call(call, fma));
+          const actual = await runOn(device, call, grad);
+          const what = `call ${k}: ${describe(call)}`;
+          assert.equal(emuLastKernel(), model.kernel, `${what}: the kernel`);
+          assertMatchesArch35(actual, grad, arch35Call(call, fma), what, model);
+          seen.set(model.kernel, (seen.get(model.kernel) ?? 0) + 1);
+        }
       }
-    }
-    // The mix reached every route the library can take on the 950 (NCHW, 32-bit indices).
-    for (
-      const kernel of [
-        "UpsampleNearestExact2dGrad.SIMT",
-        "UpsampleNearestExact2dGrad.DATA_COPY",
-        "ResizeBilinearV2Grad.SIMT_NCHW",
-        "ResizeBilinearV2Grad.SIMT_NCHW_DETERMINE",
-        "ResizeBilinearV2Grad.SIMT_NCHW_DETERMINE_SCALES",
-        "ResizeBilinearV2Grad.ALL_COPY",
-        "ViewCopy",
-      ]
-    ) assert.ok((seen.get(kernel) ?? 0) > 0, `the mix never ran ${kernel}: ${[...seen]}`);
-  });
+      // The mix reached every route the library can take on the 950 (NCHW, 32-bit indices).
+      for (
+        const kernel of [
+          "UpsampleNearestExact2dGrad.SIMT",
+          "UpsampleNearestExact2dGrad.DATA_COPY",
+          "ResizeBilinearV2Grad.SIMT_NCHW",
+          "ResizeBilinearV2Grad.SIMT_NCHW_DETERMINE",
+          "ResizeBilinearV2Grad.SIMT_NCHW_DETERMINE_SCALES",
+          "ResizeBilinearV2Grad.ALL_COPY",
+          "ViewCopy",
+        ]
+      ) assert.ok((seen.get(kernel) ?? 0) > 0, `the mix never ran ${kernel}: ${[...seen]}`);
+    });
+  }
 
   Deno.test("950 emulation: the deterministic toggle, device default and per call (atomic vs gather)", async () => {
     for (const via of ["device", "call"] as const) {
