@@ -14,13 +14,32 @@
  * - float16/bfloat16: plus one ulp of the dtype at the result's magnitude (each side rounds its
  *   float32 sum once, half an ulp each).
  *
+ * Ascend 950 (`generation: "950"`, docs/device-semantics.md "Ascend 950"), same form:
+ * - nearest-exact: `2 m u S`; the SIMT gather sums in the reference's order, so it is bit-exact
+ *   when the contraction choice (`fma`) matches the device's.
+ * - bilinear, SIMT scatter (atomic adds, order unspecified): the reference adds in one fixed order
+ *   (row-major outputs); `2 (m + 2) u S` covers every order of the same float32 terms, `δ` as A2.
+ * - bilinear, DETERMINE / DETERMINE_SCALES gathers: `δ = 2 u (in + 1) (k + 2)` per dimension, `k =
+ *   ceil(2 out / max(in - 1, 1)) + 3` the most outputs one cell's loop visits: the running float
+ *   sum of DETERMINE moves a coordinate by up to one rounding per step once its start rounds
+ *   otherwise (a contraction choice unlike the device's), and an output's weight towards a third
+ *   cell (within that distance of 0) is dropped by the shared kernels; the product order
+ *   (`g * wH * wW` on the device, `(wH * wW) * g` in the reference) is one rounding per term,
+ *   inside `2 (m + 2) u S`.
+ * - float16/bfloat16 through the SIMT scatter: plus `m` ulps of the dtype at magnitude `S`. Each
+ *   of the `m` terms is cast to the dtype before its atomic add and each add rounds in the dtype:
+ *   `2 m - 1` roundings of at most half an ulp at magnitude `S` (every term and partial sum is at
+ *   most `S`), against one rounding on the reference side (the one-ulp term above).
+ *
  * @module
  */
 
 import type { DType } from "../tensor/dtype.ts";
 import { type BilinearApi, bilinearRoute } from "./ascend_a2.ts";
+import { bilinearRoute950 } from "./ascend950_bilinear.ts";
+import type { AscendGeneration } from "./generation.ts";
 import type { UpsampleParams } from "./ops.ts";
-import { linearTable, nearestTables, type TableRule } from "./tables.ts";
+import { bilinearRule950, linearTable, nearestTables, type TableRule } from "./tables.ts";
 
 /** One op call, as compared: sizes, scales (0 = from the sizes), dtype (the parameters every backend sees). */
 export type DeviceProblem = UpsampleParams;
@@ -29,6 +48,12 @@ export type DeviceProblem = UpsampleParams;
 export interface BoundOptions {
   /** Which bilinear aclnn API the NPU ran (default `"v2"`). */
   readonly bilinearApi?: BilinearApi;
+  /** The NPU's kernel generation (default `"a2"`; `device.generation` of the NPU device). */
+  readonly generation?: AscendGeneration;
+  /** Whether the NPU ran deterministic (default false; the 950's bilinear kernel depends on it). */
+  readonly deterministic?: boolean;
+  /** 950: the contraction choice of the reference compared with (default true, its default). */
+  readonly fma?: boolean;
 }
 
 /** One element outside its bound. */
@@ -69,9 +94,15 @@ interface Reach {
   readonly weightError: number;
 }
 
-function nearestReach(inSize: number, outSize: number, scale: number): Reach {
-  const index = nearestTables(inSize, outSize, scale, "ascend-a2").index;
+function nearestReach(inSize: number, outSize: number, scale: number, rule: TableRule): Reach {
+  const index = nearestTables(inSize, outSize, scale, rule).index;
   return { lo: index, hi: index, weightError: 0 };
+}
+
+// The weight error of one dimension of a 950 gather kernel (module documentation).
+function gatherWeightError(inSize: number, outSize: number): number {
+  const steps = Math.ceil((2 * outSize) / Math.max(inSize - 1, 1)) + 3;
+  return 2 * U * (inSize + 1) * (steps + 2);
 }
 
 function linearReach(
@@ -80,9 +111,10 @@ function linearReach(
   alignCorners: boolean,
   scale: number,
   rule: TableRule,
+  gather = false,
 ): Reach {
   const t = linearTable(inSize, outSize, alignCorners, scale, rule);
-  const weightError = 4 * U * (inSize + 1);
+  const weightError = gather ? gatherWeightError(inSize, outSize) : 4 * U * (inSize + 1);
   const slack = 4 * weightError;
   const lo = new Int32Array(outSize);
   const hi = new Int32Array(outSize);
@@ -96,21 +128,52 @@ function linearReach(
 
 const ONE: Reach = { lo: Int32Array.of(0), hi: Int32Array.of(0), weightError: 0 };
 
-function reaches(problem: DeviceProblem, api: BilinearApi): [Reach, Reach] {
+interface Reaches {
+  readonly h: Reach;
+  readonly w: Reach;
+  /** Whether the device adds each term into the result in its dtype (16-bit: rounds per add). */
+  readonly atomic: boolean;
+}
+
+function reaches(problem: DeviceProblem, options: BoundOptions): Reaches {
   const { op, inputSize, outputSize, scales, alignCorners } = problem;
-  if (op === "nearestExact1d") return [ONE, nearestReach(inputSize[2], outputSize[0], scales[0])];
+  const api = options.bilinearApi ?? "v2";
+  const is950 = options.generation === "950", fma = options.fma ?? true;
+  const nearestRule: TableRule = is950 ? (fma ? "ascend950-fma" : "ascend950") : "ascend-a2";
+  if (op === "nearestExact1d") {
+    return {
+      h: ONE,
+      w: nearestReach(inputSize[2], outputSize[0], scales[0], nearestRule),
+      atomic: false,
+    };
+  }
   if (op === "nearestExact2d") {
-    return [
-      nearestReach(inputSize[2], outputSize[0], scales[0]),
-      nearestReach(inputSize[3], outputSize[1], scales[1]),
-    ];
+    return {
+      h: nearestReach(inputSize[2], outputSize[0], scales[0], nearestRule),
+      w: nearestReach(inputSize[3], outputSize[1], scales[1], nearestRule),
+      atomic: false,
+    };
+  }
+  if (is950) {
+    const route = bilinearRoute950(problem, { api, deterministic: options.deterministic ?? false });
+    if (route.kernel === "point-copy" || route.kernel === "c-parallel") {
+      throw new RangeError(`the 950's ${route.kernel} kernel runs on NHWC tensors only`);
+    }
+    const rule = bilinearRule950(route.kernel, fma);
+    const gather = route.kernel === "determine" || route.kernel === "determine-scales";
+    return {
+      h: linearReach(inputSize[2], outputSize[0], alignCorners, scales[0], rule, gather),
+      w: linearReach(inputSize[3], outputSize[1], alignCorners, scales[1], rule, gather),
+      atomic: route.atomic,
+    };
   }
   const route = bilinearRoute(problem, api);
   const rule: TableRule = route.kernel === "kernel" ? "ascend-a2" : "pytorch";
-  return [
-    linearReach(inputSize[2], outputSize[0], alignCorners, route.scales[0], rule),
-    linearReach(inputSize[3], outputSize[1], alignCorners, route.scales[1], rule),
-  ];
+  return {
+    h: linearReach(inputSize[2], outputSize[0], alignCorners, route.scales[0], rule),
+    w: linearReach(inputSize[3], outputSize[1], alignCorners, route.scales[1], rule),
+    atomic: false,
+  };
 }
 
 /**
@@ -129,7 +192,8 @@ export function deviceBounds(
   gradOutput: Float32Array,
   options: BoundOptions = {},
 ): Float64Array {
-  const [h, w] = reaches(problem, options.bilinearApi ?? "v2");
+  const { h, w, atomic } = reaches(problem, options);
+  const atomic16 = atomic && problem.dtype !== "float32";
   const { inputSize } = problem;
   const planes = inputSize[0] * inputSize[1];
   const inH = h === ONE ? 1 : inputSize[2], inW = inputSize[inputSize.length - 1];
@@ -161,7 +225,9 @@ export function deviceBounds(
       for (let iw = 0; iw < inW; iw++) {
         const m = colCount[ih] * rowCount[iw];
         const factor = bilinear ? 2 * (m + 2) * U + perTerm : 2 * m * U;
-        bounds[base + ih * inW + iw] *= factor;
+        const sum = bounds[base + ih * inW + iw];
+        bounds[base + ih * inW + iw] = sum * factor +
+          (atomic16 ? m * dtypeUlp(problem.dtype, sum) : 0);
       }
     }
   }
