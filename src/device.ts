@@ -109,8 +109,12 @@ export function deviceInternals(device: Device): DeviceInternals {
 }
 
 /**
- * A device: an Ascend NPU driven through CANN's aclnn API, or the CPU backend, which computes the same
- * results in TypeScript. Close it (or use `using`) to free everything it owns.
+ * A device: an Ascend NPU driven through CANN's aclnn API, or the CPU backend, which runs
+ * WebAssembly SIMD kernels (TypeScript kernels where those cannot run: non-contiguous views,
+ * `cpuKernels: "typescript"`). The CPU backend gives PyTorch's results by default; with
+ * `numerics: "device"` it gives what the Ascend kernels compute, which differ from PyTorch's in tie
+ * cases and some scale routing (see `docs/device-semantics.md`). Close a device (or use `using`) to
+ * free everything it owns.
  *
  * The CPU backend is always deterministic; `setDeterministic` only records the wish there. On the NPU it
  * sets `ACL_OPT_DETERMINISTIC` for the device's context before the next launch.
@@ -291,7 +295,10 @@ export class Device {
     return generationOfSoc((backend as { soc?: string | null }).soc).generation;
   }
 
-  /** The SoC name reported by CANN, `"cpu (WebAssembly SIMD)"` or `"cpu (TypeScript)"`. */
+  /**
+   * The SoC name reported by CANN and the NPU index (`"Ascend910B3 #0"`; the host emulation of CANN
+   * adds `" (host emulation, not an NPU)"`), `"cpu (WebAssembly SIMD)"` or `"cpu (TypeScript)"`.
+   */
   get name(): string {
     return this.#backend.name;
   }
@@ -328,7 +335,7 @@ export class Device {
    * @throws {RangeError} when the value count does not match the shape
    * @example
    * ```ts
-   * import { Device } from "../mod.ts";
+   * import { Device } from "@aclnn/upsample";
    * using device = Device.open({ backend: "cpu" });
    * // 1, -0, a NaN with payload 0x155, the smallest subnormal: as float16 bits.
    * using half = device.tensor(new Uint16Array([0x3c00, 0x8000, 0x7d55, 0x0001]), [4], {

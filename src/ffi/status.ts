@@ -72,7 +72,7 @@ export function statusName(code: number): string {
  *
  * @example
  * ```ts
- * import { AclError } from "./status.ts";
+ * import { AclError } from "@aclnn/upsample";
  * const error = new AclError(207001, "aclrtMalloc", "out of memory");
  * console.log(error.message); // "aclrtMalloc failed with 207001 (ACL_ERROR_RT_MEMORY_ALLOCATION): out of memory"
  * ```
@@ -106,7 +106,7 @@ export class AclError extends Error {
  *
  * @example
  * ```ts
- * import { DeviceMemoryError } from "./status.ts";
+ * import { DeviceMemoryError } from "@aclnn/upsample";
  * const error = new DeviceMemoryError(207001, "aclrtMalloc", "", 2 ** 33, 2 ** 20, 2 ** 32);
  * console.log(error.requestedBytes); // 8589934592
  * ```
@@ -146,7 +146,7 @@ export class DeviceMemoryError extends AclError {
  *
  * @example
  * ```ts
- * import { LibraryLoadError } from "./status.ts";
+ * import { LibraryLoadError } from "@aclnn/upsample";
  * const error = new LibraryLoadError(["/opt/x/lib64: no such folder"], {
  *   fix: "set ACLNN_LIB_DIR to the folder holding libascendcl.so",
  * });
@@ -184,7 +184,7 @@ export class LibraryLoadError extends Error {
  *
  * @example
  * ```ts
- * import { MissingSymbolError } from "./status.ts";
+ * import { MissingSymbolError } from "@aclnn/upsample";
  * const error = new MissingSymbolError("aclnnUpsampleNearestExact1dBackward", "/opt/lib64/libopapi.so");
  * console.log(error.symbol); // "aclnnUpsampleNearestExact1dBackward"
  * ```

@@ -16,7 +16,7 @@ export type DType = "float32" | "float16" | "bfloat16";
  *
  * @example
  * ```ts
- * import { DTYPES } from "./dtype.ts";
+ * import { DTYPES } from "@aclnn/upsample";
  * for (const dtype of DTYPES) console.log(dtype); // float32, float16, bfloat16
  * ```
  */

@@ -64,7 +64,8 @@ export function isTensor(value: unknown): value is Tensor {
 /**
  * A strided view (shape, strides, offset) of storage that lives on a {@link Device}. Views made with
  * `permute`, `transpose` and `slice` share the storage; it is freed when the last tensor using it is
- * disposed (or garbage-collected), or when the device closes.
+ * disposed (or garbage-collected), or when the device closes. Tensors are made by
+ * {@linkcode Device.tensor}, {@linkcode Device.zeros} and the ops, never with `new`.
  *
  * @example
  * ```ts
@@ -86,7 +87,12 @@ export class Tensor {
     internalsOf = (tensor) => ({ storage: tensor.#storage, layout: tensor.#live("use") });
   }
 
-  /** Internal: use `device.tensor()`, `device.zeros()` or a view method. */
+  /**
+   * Internal, not public API: tensors come from `device.tensor()`, `device.zeros()`, the ops and
+   * the view methods.
+   *
+   * @ignore
+   */
   constructor(token: typeof CREATE, device: Device, storage: Storage, layout: Layout) {
     if (token !== CREATE) {
       throw new TypeError("use device.tensor() or device.zeros() to make tensors");
@@ -179,7 +185,7 @@ export class Tensor {
    * @throws {TypeError} for a float32 tensor (its values are exact in {@link Tensor.toFloat32Array})
    * @example
    * ```ts
-   * import { Device } from "../../mod.ts";
+   * import { Device } from "@aclnn/upsample";
    * using device = Device.open({ backend: "cpu" });
    * using x = device.tensor([1, -2, 0.5], [3], { dtype: "bfloat16" });
    * console.log(await x.toRawBits()); // Uint16Array [16256, 49152, 16128] (0x3f80, 0xc000, 0x3f00)
