@@ -31,6 +31,7 @@ export { Tensor } from "./src/tensor/tensor.ts";
 export { type DType, DTYPES } from "./src/tensor/dtype.ts";
 export type { BackendKind, MemoryInfo } from "./src/backend.ts";
 export type { Numerics } from "./src/rules/numerics.ts";
+export type { AscendGeneration } from "./src/rules/generation.ts";
 export {
   type UpsampleBackwardCommonOptions,
   upsampleBilinear2dBackward,

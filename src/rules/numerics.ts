@@ -5,10 +5,10 @@
  * @module
  */
 
-import type { UpsampleCall, UpsampleParams } from "../backend.ts";
 import { type BilinearApi, bilinearRoute, checkAscendEmpty } from "./ascend_a2.ts";
 import { bilinearRoute950 } from "./ascend950_bilinear.ts";
 import type { AscendGeneration } from "./generation.ts";
+import type { UpsampleParams } from "./ops.ts";
 import { bilinearRule950, linearTable, nearestTables, type TableRule } from "./tables.ts";
 
 /** Whose results a device computes: PyTorch's CPU kernels', or the Ascend device's kernels'. */
@@ -35,7 +35,8 @@ export const DEFAULT_ASCEND_TARGET: AscendTarget = Object.freeze({
   fma: true,
 });
 
-type RuledCall = UpsampleParams & Pick<UpsampleCall<unknown>, "rule" | "deterministic">;
+/** What the rewrite reads and writes of a call: its parameters, mode and table rule. */
+type RuledCall = UpsampleParams & { readonly deterministic: boolean; readonly rule?: TableRule };
 
 /**
  * `call` as `target`'s kernels compute it, as a rule and scales for the shared CPU kernels.
