@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { AscendGeneration } from "../rules/generation.ts";
 import type { UpsampleCall, UpsampleOp, UpsampleParams } from "../backend.ts";
 import type { DescriptorCache, ViewDescriptor } from "./descriptors.ts";
 import { ReusedExecutor } from "./executors.ts";
@@ -95,18 +96,24 @@ export function opApiName(libs: CannLibraries, op: UpsampleOp): string {
 
 /**
  * Throws when the loaded CANN cannot run these parameters: a missing operator symbol
- * (`MissingSymbolError`), or what bilinear V1 would silently get wrong (bfloat16, explicit scales that
- * disagree with the sizes: V1 derives its scales from the sizes).
+ * (`MissingSymbolError`), or what bilinear V1 would silently get wrong on Atlas A2/A3 (bfloat16,
+ * explicit scales that disagree with the sizes: V1 derives its scales from the sizes there). On
+ * Ascend 950 (`generation` `"950"`) V1 runs the same ResizeBilinearV2Grad as V2, with the scales and
+ * bfloat16 (image/resize_bilinear_v2_grad/op_api/aclnn_upsample_bilinear_2d_backward.cpp, `IsRegBase()`).
  *
  * @example
  * ```ts ignore
  * checkOpSupported(libs, { op: "bilinear2d", dtype: "bfloat16", ... }); // TypeError with V1 only
  * ```
  */
-export function checkOpSupported(libs: CannLibraries, params: UpsampleParams): void {
+export function checkOpSupported(
+  libs: CannLibraries,
+  params: UpsampleParams,
+  generation: AscendGeneration = "a2",
+): void {
   const { name, missing } = opSymbols(libs, params.op);
   if (missing !== null) throw new MissingSymbolError(missing, libs.opapiPath);
-  if (params.op !== "bilinear2d" || name.endsWith("V2")) return;
+  if (params.op !== "bilinear2d" || name.endsWith("V2") || generation === "950") return;
   if (params.dtype === "bfloat16") {
     throw new TypeError(
       `upsampleBilinear2dBackward: this CANN only has aclnnUpsampleBilinear2dBackward (V1), which ` +

@@ -211,9 +211,12 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     return host;
   }
 
-  /** Missing operator symbols and V1-only limits are reported before anything is allocated. */
+  /**
+   * Missing operator symbols and V1-only limits (A2/A3) are reported before anything is allocated;
+   * the empty-tensor rule is the same on both generations.
+   */
   checkSupported(params: UpsampleParams): void {
-    checkOpSupported(this.runtime.libs, params);
+    checkOpSupported(this.runtime.libs, params, this.socGeneration.generation);
     // What aclnn would answer with 161002, said before anything is allocated.
     checkAscendEmpty(params);
   }
