@@ -52,8 +52,8 @@ export interface DeviceOpenOptions {
   threads?: number;
   /**
    * Whose results the device computes. `"pytorch"` (the CPU backend's default): PyTorch's CPU
-   * kernels. `"device"`: what the Ascend A2/A3 kernels compute (their index rules and scale routing,
-   * see the README's "NPU vs PyTorch"); the CPU backend then serves as a reference for an NPU, and
+   * kernels. `"device"`: what the Ascend kernels compute (their index rules and scale routing, see
+   * the README's "NPU vs PyTorch"; A2/A3 unless `soc` names an Ascend 950); the CPU backend then serves as a reference for an NPU, and
    * an NPU always computes this. `"pytorch"` with `backend: "npu"` is a TypeError; with `"auto"` it
    * opens the CPU backend, the only one that computes it.
    */
@@ -263,7 +263,7 @@ export class Device {
 
   /**
    * Whose results this device computes: `"pytorch"` (PyTorch's CPU kernels) or `"device"` (the
-   * Ascend A2/A3 kernels' rules). An NPU always reports `"device"`.
+   * Ascend kernels' rules of {@link Device.generation}). An NPU always reports `"device"`.
    */
   get numerics(): Numerics {
     const backend = this.#backend;
