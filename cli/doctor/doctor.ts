@@ -19,6 +19,7 @@ import {
 } from "../../src/ffi/loader.ts";
 import type { NpuBackend } from "../../src/ffi/npu_backend.ts";
 import { type Check, checkFromError, splitFix } from "./report.ts";
+import { generationChecks } from "./generation.ts";
 import { smokeChecks } from "./smoke.ts";
 
 /** What the doctor checks: the same options as `Device.open`'s. */
@@ -89,6 +90,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
   try {
     if (npu) {
       checks.push(...runtimeChecks(npu, discovery!.libs!));
+      checks.push(...await generationChecks(npu));
       checks.push({ status: "ok", title: `Device.open() picks the NPU: ${npu.name}` });
       checks.push(...await smokeChecks(npu));
     } else {

@@ -1,6 +1,6 @@
 /**
  * The command line of `deno task verify` (`node:util` parseArgs, strict): `--cases N`, `--seed S`,
- * `--lib-dir DIR`, `--device-id I`, `--dtype float32|float16|bfloat16|all`, `--help`.
+ * `--lib-dir DIR`, `--device-id I`, `--dtype float32|float16|bfloat16|all`, `--soc NAME`, `--help`.
  *
  * @module
  */
@@ -20,6 +20,11 @@ export interface VerifyOptions {
   readonly deviceId?: number;
   /** Element types drawn from. */
   readonly dtypes: readonly DType[];
+  /**
+   * `--soc NAME`: the SoC whose reference the results are checked against, instead of the one the
+   * runtime reports (`aclrtGetSocName`).
+   */
+  readonly soc?: string;
   /** `--help`: print {@linkcode HELP} and run nothing. */
   readonly help: boolean;
 }
@@ -36,7 +41,7 @@ export class UsageError extends Error {
 /** The usage lines. */
 export const USAGE: string =
   `usage: deno task verify [--cases N] [--seed S] [--lib-dir DIR] [--device-id I]
-                        [--dtype float32|float16|bfloat16|all] [--help]`;
+                        [--dtype float32|float16|bfloat16|all] [--soc NAME] [--help]`;
 
 /** The `--help` text: usage, flags, exit codes. */
 export const HELP: string = `verify: checks an Ascend NPU's upsampling backward results against the
@@ -51,6 +56,8 @@ flags:
   --lib-dir DIR    the CANN library folder to use alone (default: the library's search list)
   --device-id I    the NPU to verify (default 0)
   --dtype T        float32, float16, bfloat16 or all (default all)
+  --soc NAME       check against the reference of this SoC (e.g. Ascend910B3, Ascend950PR_9599)
+                   instead of the SoC the runtime reports (aclrtGetSocName)
   --help           print this text and exit
 
 permissions: --allow-ffi --allow-env --allow-read
@@ -59,6 +66,13 @@ exit status:
   0  every result within its bound
   1  a result outside its bound, or a configuration the runtime failed (printed as ERROR)
   2  bad arguments, or no usable NPU`;
+
+function soc(text: string | undefined): string | undefined {
+  if (text !== undefined && text.trim() === "") {
+    throw new UsageError(`verify: --soc must be a SoC name (e.g. Ascend950PR_9599), got ""`);
+  }
+  return text;
+}
 
 function integerFlag(name: string, text: string, min: number): number {
   const value = Number(text);
@@ -91,6 +105,7 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
         "lib-dir": { type: "string" },
         "device-id": { type: "string" },
         dtype: { type: "string", default: "all" },
+        soc: { type: "string" },
         help: { type: "boolean", default: false },
       },
     }));
@@ -115,6 +130,7 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
       ? undefined
       : integerFlag("device-id", values["device-id"], 0),
     dtypes: dtype === "all" ? DTYPES : [dtype],
+    ...(values.soc === undefined ? {} : { soc: soc(values.soc) }),
     help: values.help,
   };
 }

@@ -10,6 +10,7 @@
  */
 
 import { Device } from "../../src/device.ts";
+import { type AscendGeneration, generationOfSoc } from "../../src/rules/generation.ts";
 import { AclError } from "../../src/ffi/status.ts";
 import type { Tensor } from "../../src/tensor/tensor.ts";
 import { runParams } from "../../src/ops/run_params.ts";
@@ -51,9 +52,23 @@ export async function verifyDevice(
   options: VerifyOptions,
   log: (line: string) => void,
 ): Promise<VerifySummary> {
-  using reference = Device.open({ backend: "cpu", numerics: "device" });
+  // The reference follows the SoC the runtime reports (aclrtGetSocName), or --soc.
+  const soc = options.soc ?? npu.soc ?? null;
+  const target = generationOfSoc(soc);
+  log(
+    `reference: ${target.generation === "950" ? "Ascend 950" : "Ascend A2/A3"} rules ` +
+      `(${options.soc !== undefined ? "--soc" : "the runtime's SoC"}: ${target.reason})`,
+  );
+  using reference = Device.open({
+    backend: "cpu",
+    numerics: "device",
+    ...(target.known && soc !== null ? { soc } : {}),
+  });
   using pytorch = Device.open({ backend: "cpu" });
-  const bilinearApi = bilinearApiOf(npu);
+  // On the 950 bilinear V1 runs the same ResizeBilinearV2Grad as V2 (with the scales): V2's reference.
+  const npuApi = bilinearApiOf(npu);
+  const bilinearApi = target.generation === "950" ? "v2" : npuApi;
+  const generation: AscendGeneration = target.generation;
   const cases = makeCases(options.cases, options.seed, options.dtypes);
   const random = seededRandom(options.seed ^ 0x5eed);
   let failures = 0;
@@ -83,7 +98,11 @@ export async function verifyDevice(
       bilinearApi,
       device: v1 ? pytorch : reference,
     });
-    const check = compareWithDevice(c, values, onNpu, expected, { bilinearApi });
+    const check = compareWithDevice(c, values, onNpu, expected, {
+      bilinearApi,
+      generation,
+      deterministic: npu.deterministic,
+    });
     if (!check.ok) {
       failures++;
       log(`MISMATCH ${describeCase(c)}: ${summarize(check, "device reference")}`);
@@ -91,6 +110,8 @@ export async function verifyDevice(
     // The same bound against PyTorch's semantics: what lies outside is the device's own behaviour.
     const semantics = compareWithDevice(c, values, onNpu, await runCase(pytorch, c, values), {
       bilinearApi,
+      generation,
+      deterministic: npu.deterministic,
     });
     if (!semantics.ok) {
       pytorchDifferences++;
