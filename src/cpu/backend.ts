@@ -20,6 +20,7 @@ import type {
 import { OP_SPECS } from "../rules/ops.ts";
 import { elementCount } from "../tensor/layout.ts";
 import type { DType, HostArray } from "../tensor/dtype.ts";
+import { checkFits } from "../tensor/fits.ts";
 import { CpuBuffer } from "./buffer.ts";
 import { hostMemoryInfo } from "./host_memory.ts";
 import { MAX_PAGES } from "./wasm/heap.ts";
@@ -243,13 +244,10 @@ export class CpuBackend implements Backend<CpuBuffer> {
    */
   checkSupported(params: UpsampleParams): void {
     if (this.numerics === "device") checkAscendRules(params, this.ascend);
-    const length = elementCount(params.inputSize);
-    if (length > MAX_HOST_ELEMENTS) {
-      throw new RangeError(
-        `${OP_SPECS[params.op].name}: inputSize [${params.inputSize.join(", ")}] needs ${length} ` +
-          `elements; the CPU backend holds at most ${MAX_HOST_ELEMENTS} in one tensor`,
-      );
-    }
+    // The result must fit as any tensor does: a tiny gradOutput downsampled from a huge inputSize
+    // would otherwise take minutes and gigabytes of host memory before failing.
+    const { op, dtype, inputSize } = params;
+    checkFits(this, dtype, inputSize, elementCount(inputSize), `${OP_SPECS[op].name}: the result`);
   }
 
   /** Runs the op now, or queues it (a large op with several threads, or while work is queued). */
