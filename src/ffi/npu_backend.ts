@@ -14,6 +14,7 @@ import { DescriptorCache } from "./descriptors.ts";
 import { loadCann } from "./loader.ts";
 import { CannRuntime } from "./runtime.ts";
 import { AclError, DeviceMemoryError, LibraryLoadError } from "./status.ts";
+import { StreamPoll } from "./stream_poll.ts";
 import { MALLOC_HUGE_FIRST, MEM_ATTR_HBM, MEMCPY_KIND, OPT_DETERMINISTIC } from "./symbols.ts";
 
 export type { NpuBuffer } from "./aclnn_call.ts";
@@ -38,6 +39,9 @@ const OUT_OF_MEMORY = new Set([207001, 207018, 200000]);
 const ACLNN_ERR_INNER = 561000;
 // Deferred frees above this many bytes force a sync, so dropping results in a loop cannot grow memory.
 const MAX_DEFERRED_BYTES = 256 * 2 ** 20;
+// The last ACL_OPT_DETERMINISTIC this process set, and through which runtime and context (see
+// #applyDeterministic); null until the first set.
+let lastDeterministic: { runtime: CannRuntime; context: bigint; on: boolean } | null = null;
 
 /**
  * Loads CANN and opens one NPU: `aclInit` (once per process), `aclrtSetDevice`, a stream.
@@ -121,9 +125,7 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   #enqueued = 0; // launches so far
   #completed = 0; // launches known finished (by a completed sync)
   #syncing: Promise<void> | null = null;
-  // What the context's ACL_OPT_DETERMINISTIC was last set to; null until this backend sets it (an
-  // earlier user of the same device in this process may have left it either way).
-  #deterministic: boolean | null = null;
+  readonly #poll = new StreamPoll();
   #closed = false;
   /** Part of the launch target: aclTensor/aclIntArray descriptors of the views ops have used. */
   readonly descriptors: DescriptorCache;
@@ -292,11 +294,23 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     return this.#workspace.address;
   }
 
-  /** Waits for the stream on a worker thread, then frees deferred buffers. */
+  /**
+   * Waits for the stream, then frees deferred buffers: on the JS thread when the stream finishes within
+   * a short bounded spin (`stream_poll.ts`, at most ~50 µs), else on a worker thread.
+   */
   synchronize(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     if (this.#syncing) return this.#syncing.then(() => this.synchronize());
     if (this.#enqueued === this.#completed) return Promise.resolve();
+    try {
+      this.runtime.activate(this.context);
+      if (this.#poll.reached(this.runtime, this.stream)) {
+        this.#syncBlocking(); // drained up to the event: returns at once, with the stream's status
+        return Promise.resolve();
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const target = this.#enqueued;
     const { acl } = this.runtime.libs;
     const done = (status: number): void => {
@@ -327,6 +341,7 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     this.runtime.activate(this.context);
     acl.aclrtSynchronizeStream(this.stream);
     this.#completed = this.#enqueued;
+    this.#poll.dispose(this.runtime);
     this.descriptors.clear(); // normally empty: the device freed its buffers before closing the backend
     this.#flushDeferred();
     if (this.#workspace.address !== 0n) this.#release(this.#workspace);
@@ -334,6 +349,8 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
       acl.aclrtDestroyStream(this.stream);
       acl.aclrtResetDevice(this.deviceId);
       this.runtime.forget(this.context);
+      // A later context may get this one's handle: its option starts unset, whatever this one had.
+      if (lastDeterministic?.context === this.context) lastDeterministic = null;
       this.runtime.release();
     };
     // A worker thread may still be inside aclrtSynchronizeStream on this stream: destroy it after.
@@ -373,16 +390,23 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
 
   // A runtime without the system-parameter pair has no deterministic switch: off is its only mode (the
   // documented default), on is a MissingSymbolError naming the symbol and the CANN that has it.
+  // The set is skipped only when this process's last one was the same value from this runtime and
+  // context: rtCtxSetSysParamOpt also stores the value process-wide, and aclnn's phase 1 (where the
+  // 950 tiling picks its kernel) reads that process-wide value (hicann/runtime
+  // src/runtime/api/api_c.cc rtCtxSetSysParamOpt, rtGetSysParamOpt; hicann/opbase
+  // src/nnopbase/composite_op/aclnn_engine/op_executor.cpp GetDeterministicLevelFromRt), so another
+  // device's set, on any context, makes the cached value stale.
   #applyDeterministic(on: boolean): void {
-    if (on === this.#deterministic) return;
+    const last = lastDeterministic;
+    if (last?.runtime === this.runtime && last.context === this.context && last.on === on) return;
     const set = this.runtime.libs.acl.aclrtCtxSetSysParamOpt;
     if (set === null && !on) {
-      this.#deterministic = false;
+      lastDeterministic = { runtime: this.runtime, context: this.context, on };
       return;
     }
     const status = this.runtime.require("aclrtCtxSetSysParamOpt")(OPT_DETERMINISTIC, on ? 1n : 0n);
     this.runtime.check(status, "aclrtCtxSetSysParamOpt");
-    this.#deterministic = on;
+    lastDeterministic = { runtime: this.runtime, context: this.context, on };
   }
 
   #syncBlocking(): void {
