@@ -6,92 +6,24 @@
 
 import type { Backend, BackendKind, MemoryInfo } from "./backend.ts";
 import { CpuBackend } from "./cpu/backend.ts";
-import { type AscendTarget, DEFAULT_ASCEND_TARGET, type Numerics } from "./rules/numerics.ts";
+import type { Numerics } from "./rules/numerics.ts";
 import { type AscendGeneration, generationOfSoc } from "./rules/generation.ts";
+import {
+  checkDType,
+  checkShape,
+  type DeviceOpenOptions,
+  resolveOpenOptions,
+  type TensorOptions,
+} from "./device_options.ts";
+
+export type { DeviceOpenOptions, TensorOptions };
 import { openNpuBackend } from "./ffi/npu_backend.ts";
 import { autoFallback } from "./backend_choice.ts";
-import {
-  allocateHost,
-  type DType,
-  dtypeError,
-  encodeInto,
-  type HostArray,
-  isDType,
-} from "./tensor/dtype.ts";
+import { allocateHost, type DType, encodeInto, type HostArray } from "./tensor/dtype.ts";
 import { contiguousStrides, numel } from "./tensor/layout.ts";
 import { checkFits } from "./tensor/fits.ts";
 import { Storage, StorageList, type StorageOwner } from "./tensor/storage.ts";
 import { createTensor, type Tensor, tensorInternals } from "./tensor/tensor.ts";
-
-/** Options of {@link Device.open}. */
-export interface DeviceOpenOptions {
-  /**
-   * `"npu"` requires CANN (or the host emulation); `"cpu"` is the CPU backend; `"auto"` (default)
-   * takes the NPU when CANN loads and a device exists, else the CPU.
-   */
-  backend?: "auto" | "npu" | "cpu";
-  /** NPU index (default 0). */
-  deviceId?: number;
-  /** Folder holding `libascendcl.so`, `libnnopbase.so` and `libopapi.so` (overrides the search list). */
-  libDir?: string;
-  /** Initial deterministic mode (default false). */
-  deterministic?: boolean;
-  /**
-   * Kernels of the CPU backend: `"auto"` (default) keeps CPU tensors in WebAssembly memory and runs
-   * the wasm SIMD kernels on contiguous tensors (TypeScript ones otherwise); `"typescript"` uses plain
-   * typed arrays and the TypeScript kernels only. Both give the same bits.
-   */
-  cpuKernels?: "auto" | "typescript";
-  /**
-   * Threads of the CPU backend's wasm kernels (default: the machine's cores,
-   * `navigator.hardwareConcurrency`). With more than one, large ops run on worker threads over a
-   * shared memory and return at once (await a result or `synchronize()`), so the event loop is never
-   * blocked by them; small ones run inside the call. `1`: every op runs inside the call. Results
-   * are the same bits whatever the count.
-   */
-  threads?: number;
-  /**
-   * Whose results the device computes. `"pytorch"` (the CPU backend's default): PyTorch's CPU
-   * kernels. `"device"`: what the Ascend kernels compute (their index rules and scale routing, see
-   * the README's "NPU vs PyTorch"; A2/A3 unless `soc` names an Ascend 950); the CPU backend then serves as a reference for an NPU, and
-   * an NPU always computes this. `"pytorch"` with `backend: "npu"` is a TypeError; with `"auto"` it
-   * opens the CPU backend, the only one that computes it.
-   */
-  numerics?: Numerics;
-  /**
-   * With `backend: "cpu"` and `numerics: "device"`: the SoC whose kernels the device reference
-   * reproduces, as `aclrtGetSocName` names it (`"Ascend910B3"`, `"Ascend910_9392"`: Atlas A2/A3;
-   * `"Ascend950PR_9599"`: Ascend 950). Default: the A2/A3 rules. An NPU reads its own SoC
-   * ({@link Device.soc}).
-   */
-  soc?: string;
-  /**
-   * With an Ascend 950 `soc`: whether the reference contracts the kernels' `a * b + c` coordinate
-   * arithmetic into fused multiply-adds (default true; CANN's source does not say, and e.g.
-   * 1d nearest-exact 6 -> 1 sends the gradient to input 2 with contraction, 3 without).
-   */
-  ascendFma?: boolean;
-}
-
-/** Options of {@link Device.tensor} and {@link Device.zeros}. */
-export interface TensorOptions {
-  /** Element type (default `"float32"`). Numbers are rounded to it, to nearest even. */
-  dtype?: DType;
-}
-
-const OPEN_KEYS = new Set([
-  "backend",
-  "deviceId",
-  "libDir",
-  "deterministic",
-  "cpuKernels",
-  "threads",
-  "numerics",
-  "soc",
-  "ascendFma",
-]);
-/** Upper bound of the `threads` option. */
-const MAX_THREADS = 1024;
 
 /** What ops need from a device, kept off its public surface. */
 export interface DeviceInternals {
@@ -169,57 +101,8 @@ export class Device {
    * @throws {AclError} when the runtime fails to initialise the device
    */
   static open(options: DeviceOpenOptions = {}): Device {
-    if (typeof options !== "object" || options === null) {
-      throw new TypeError(`Device.open options must be an object, got ${String(options)}`);
-    }
-    for (const key of Object.keys(options)) {
-      if (!OPEN_KEYS.has(key)) {
-        throw new TypeError(
-          `Device.open: unknown option "${key}" (allowed: ${[...OPEN_KEYS].join(", ")})`,
-        );
-      }
-    }
-    const { backend = "auto", deviceId = 0, libDir, deterministic = false } = options;
-    const { cpuKernels = "auto", threads = navigator.hardwareConcurrency || 1 } = options;
-    const { numerics } = options;
-    if (backend !== "auto" && backend !== "npu" && backend !== "cpu") {
-      throw new TypeError(
-        `Device.open backend must be "auto", "npu" or "cpu", got ${String(backend)}`,
-      );
-    }
-    if (!Number.isSafeInteger(deviceId) || deviceId < 0) {
-      throw new RangeError(`Device.open deviceId must be an integer >= 0, got ${String(deviceId)}`);
-    }
-    if (libDir !== undefined && typeof libDir !== "string") {
-      throw new TypeError(`Device.open libDir must be a string path, got ${String(libDir)}`);
-    }
-    if (typeof deterministic !== "boolean") {
-      throw new TypeError(
-        `Device.open deterministic must be a boolean, got ${String(deterministic)}`,
-      );
-    }
-    if (cpuKernels !== "auto" && cpuKernels !== "typescript") {
-      throw new TypeError(
-        `Device.open cpuKernels must be "auto" or "typescript", got ${String(cpuKernels)}`,
-      );
-    }
-    if (!Number.isSafeInteger(threads) || threads < 1 || threads > MAX_THREADS) {
-      throw new RangeError(
-        `Device.open threads must be an integer from 1 to ${MAX_THREADS}, got ${String(threads)}`,
-      );
-    }
-    if (numerics !== undefined && numerics !== "pytorch" && numerics !== "device") {
-      throw new TypeError(
-        `Device.open numerics must be "pytorch" or "device", got ${String(numerics)}`,
-      );
-    }
-    if (backend === "npu" && numerics === "pytorch") {
-      throw new TypeError(
-        `Device.open: numerics "pytorch" is not available with backend "npu": an NPU computes what ` +
-          `its kernels compute (numerics "device"); open backend "cpu" for PyTorch's results`,
-      );
-    }
-    const ascend = ascendTarget(options, backend);
+    const { backend, deviceId, libDir, deterministic, cpuKernels, threads, numerics, ascend } =
+      resolveOpenOptions(options);
     const cpu = (): CpuBackend => new CpuBackend(cpuKernels, { threads, numerics, ascend });
     if (backend === "cpu" || numerics === "pytorch") {
       const device = new Device(cpu(), deterministic);
@@ -468,67 +351,4 @@ export class Device {
   #checkOpen(what: string): void {
     if (this.#closed) throw new TypeError(`${what}: the device was closed`);
   }
-}
-
-function checkDType(options: TensorOptions): DType {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError(`tensor options must be an object, got ${String(options)}`);
-  }
-  const dtype = options.dtype ?? "float32";
-  if (!isDType(dtype)) {
-    throw dtypeError("dtype", dtype);
-  }
-  return dtype;
-}
-
-function checkShape(shape: readonly number[], what: string): number {
-  if (!Array.isArray(shape)) {
-    throw new TypeError(`${what}: shape must be an array of sizes, got ${String(shape)}`);
-  }
-  for (const size of shape) {
-    if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
-      throw new RangeError(
-        `${what}: shape sizes must be integers >= 0, got [${shape.join(", ")}]`,
-      );
-    }
-  }
-  return numel(shape, `${what}: shape`);
-}
-
-// The Ascend target of a device reference from the `soc` and `ascendFma` options (validated here).
-function ascendTarget(options: DeviceOpenOptions, backend: string): AscendTarget {
-  const { soc, ascendFma } = options;
-  if (soc === undefined && ascendFma === undefined) return DEFAULT_ASCEND_TARGET;
-  const key = soc !== undefined ? "soc" : "ascendFma";
-  const value = soc !== undefined ? JSON.stringify(soc) : String(ascendFma);
-  if (backend !== "cpu" || options.numerics !== "device") {
-    throw new TypeError(
-      `Device.open: ${key} ${value} chooses the kernels the CPU device reference reproduces, so it ` +
-        `needs backend "cpu" and numerics "device" (got backend ${JSON.stringify(backend)}, ` +
-        `numerics ${JSON.stringify(options.numerics ?? "pytorch")}); an NPU reads its own SoC`,
-    );
-  }
-  if (soc !== undefined && typeof soc !== "string") {
-    throw new TypeError(`Device.open soc must be a SoC name string, got ${String(soc)}`);
-  }
-  if (ascendFma !== undefined && typeof ascendFma !== "boolean") {
-    throw new TypeError(`Device.open ascendFma must be a boolean, got ${String(ascendFma)}`);
-  }
-  const { generation, known } = generationOfSoc(soc ?? null);
-  if (soc !== undefined && !known) {
-    throw new RangeError(
-      `Device.open soc ${JSON.stringify(soc)} is not a SoC the library models: Ascend910B* and ` +
-        `Ascend910_93* (Atlas A2/A3) or Ascend950* (Ascend 950), as aclrtGetSocName names them`,
-    );
-  }
-  if (ascendFma !== undefined && generation !== "950") {
-    throw new TypeError(
-      `Device.open ascendFma ${ascendFma} applies to the Ascend 950 rules only (soc Ascend950*), ` +
-        `got soc ${
-          soc === undefined ? "unset (the A2/A3 rules)" : JSON.stringify(soc)
-        }: the A2/A3 ` +
-        `kernels round every vector instruction`,
-    );
-  }
-  return { generation, bilinearApi: "v2", fma: ascendFma ?? true };
 }

@@ -363,7 +363,7 @@ Deno.test("cpu: a result too large for the host is refused before allocation, na
   using grad = device.zeros([1, 1, 1]);
   assert.throws(
     () => upsampleNearestExact1dBackward(grad, { outputSize: [1], inputSize: [1, 1, 2 ** 33] }),
-    /^RangeError: upsampleNearestExact1dBackward: inputSize \[1, 1, 8589934592\] needs 8589934592 elements; the CPU backend holds at most 4294967295/,
+    /^RangeError: upsampleNearestExact1dBackward: the result: shape \[1, 1, 8589934592\] of float32 needs 34359738368 bytes \(32\.00 GiB\), more than one tensor can take on this device: 4294967296 bytes/,
   );
   // null means "not given", like undefined, for every optional option.
   using out = upsampleNearestExact1dBackward(grad, {
