@@ -37,8 +37,6 @@ export function gradient(next: () => number, count: number, dtype: DType): Float
 function dimension(
   next: () => number,
   op: Op,
-  api: "v1" | "v2",
-  align: boolean,
 ): { inSize: number; outSize: number; scale: number } {
   const mode = next();
   const inSize = 1 + Math.floor(next() * 9);
@@ -52,8 +50,6 @@ function dimension(
   // The library takes a scale only when outputSize == floor(inputSize * scale) (PyTorch's rule).
   if (kind < 0.35) scale = outSize / inSize; // 1/scale is the size ratio
   else if (kind < 0.7) scale = (outSize + 0.05 + next() * 0.9) / inSize; // it is not
-  // V1 without align_corners: the binding refuses scales the sizes disagree with (V1 on A2 ignores them).
-  if (op === "bilinear2d" && api === "v1" && !align && kind >= 0.35 && kind < 0.7) scale = 0;
   // nearest-exact: at most 50x (the op_api's limit).
   if (op !== "bilinear2d" && scale > 0 && 1 / scale < 0.02) scale = 0;
   return { inSize, outSize, scale };
@@ -64,13 +60,13 @@ export function randomCall(next: () => number): MixCall {
   const op = (["nearestExact1d", "nearestExact2d", "bilinear2d"] as const)[Math.floor(next() * 3)];
   const api = op === "bilinear2d" && next() < 0.3 ? "v1" : "v2";
   const alignCorners = op === "bilinear2d" && next() < 0.3;
-  const dtypes: DType[] = api === "v1"
-    ? ["float32", "float16"]
-    : ["float32", "float16", "bfloat16"];
+  // V1 on the 950 takes the scales and bfloat16 too (it runs ResizeBilinearV2Grad with them; the
+  // binding's refusals of both are A2/A3 rules).
+  const dtypes: DType[] = ["float32", "float16", "bfloat16"];
   const dtype = dtypes[Math.floor(next() * dtypes.length)];
   const dims = Array.from(
     { length: op === "nearestExact1d" ? 1 : 2 },
-    () => dimension(next, op, api, alignCorners),
+    () => dimension(next, op),
   );
   // Scales on one dimension, both, or none (as drawn): drop one now and then.
   if (dims.length === 2 && next() < 0.25) dims[Math.floor(next() * 2)].scale = 0;
