@@ -9,7 +9,13 @@ import type { Backend, MemoryInfo, TensorLimit, UpsampleCall, UpsampleParams } f
 import { checkAscendEmpty } from "../rules/ascend_a2.ts";
 import { generationOfSoc, type SocGeneration } from "../rules/generation.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
-import { checkOpSupported, launchAclnn, type LaunchTarget, type NpuBuffer } from "./aclnn_call.ts";
+import {
+  checkOpSupported,
+  forgetLaunches,
+  launchAclnn,
+  type LaunchTarget,
+  type NpuBuffer,
+} from "./aclnn_call.ts";
 import { DescriptorCache } from "./descriptors.ts";
 import { loadCann } from "./loader.ts";
 import { CannRuntime } from "./runtime.ts";
@@ -229,7 +235,11 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     this.runtime.activate(this.context);
     this.#applyDeterministic(call.deterministic);
     launchAclnn(this, call);
-    this.#enqueued++; // only launches that reached the stream need a sync before their buffers are freed
+    // Only launches that reached the stream need a sync before their buffers are freed. One onto an
+    // idle stream also records the poll event, so a sync right after it needs no record of its own.
+    if (this.#enqueued++ === this.#completed) {
+      this.#poll.mark(this.runtime, this.stream, this.#enqueued);
+    }
   }
 
   /** Sets `ACL_OPT_DETERMINISTIC` on the device context when it changes. */
@@ -302,26 +312,21 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     if (this.#closed) return Promise.resolve();
     if (this.#syncing) return this.#syncing.then(() => this.synchronize());
     if (this.#enqueued === this.#completed) return Promise.resolve();
+    const target = this.#enqueued;
+    const { acl } = this.runtime.libs;
     try {
       this.runtime.activate(this.context);
-      if (this.#poll.reached(this.runtime, this.stream)) {
-        this.#syncBlocking(); // drained up to the event: returns at once, with the stream's status
+      if (this.#poll.reached(this.runtime, this.stream, target)) {
+        // Drained up to the event: returns at once, with the stream's status.
+        this.#settle(target, acl.aclrtSynchronizeStream(this.stream));
         return Promise.resolve();
       }
     } catch (error) {
       return Promise.reject(error);
     }
-    const target = this.#enqueued;
-    const { acl } = this.runtime.libs;
     const done = (status: number): void => {
       this.#syncing = null;
-      if (this.#closed) return; // close() synchronized and freed everything itself
-      // A runtime that wants a context on the worker thread: sync here, where the context is current.
-      if (status === ACL_ERROR_RT_CONTEXT_NULL) {
-        this.runtime.activate(this.context);
-        status = acl.aclrtSynchronizeStream(this.stream);
-      }
-      this.#afterSync(target, status);
+      if (!this.#closed) this.#settle(target, status); // else close() synchronized and freed all
     };
     this.#syncing = acl.aclrtSynchronizeStreamNonblocking(this.stream).then(done, (error) => {
       this.#syncing = null;
@@ -342,6 +347,7 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     acl.aclrtSynchronizeStream(this.stream);
     this.#completed = this.#enqueued;
     this.#poll.dispose(this.runtime);
+    forgetLaunches(this);
     this.descriptors.clear(); // normally empty: the device freed its buffers before closing the backend
     this.#flushDeferred();
     if (this.#workspace.address !== 0n) this.#release(this.#workspace);
@@ -407,6 +413,16 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     const status = this.runtime.require("aclrtCtxSetSysParamOpt")(OPT_DETERMINISTIC, on ? 1n : 0n);
     this.runtime.check(status, "aclrtCtxSetSysParamOpt");
     lastDeterministic = { runtime: this.runtime, context: this.context, on };
+  }
+
+  // A runtime that wants a context on the waiting thread (a worker's sync) answers 107002: sync again
+  // here, where the context is current. Then what a finished sync does.
+  #settle(target: number, status: number): void {
+    if (status === ACL_ERROR_RT_CONTEXT_NULL) {
+      this.runtime.activate(this.context);
+      status = this.runtime.libs.acl.aclrtSynchronizeStream(this.stream);
+    }
+    this.#afterSync(target, status);
   }
 
   #syncBlocking(): void {

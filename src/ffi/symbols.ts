@@ -118,6 +118,15 @@ export const ACL_SYMBOLS = {
     result: "i32",
     optional: true,
   },
+  /**
+   * aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status): whether the
+   * stream reached the latest record (`status`: an int32 enum, 1 = COMPLETE, 0 = NOT_READY)
+   */
+  aclrtQueryEventStatus: {
+    parameters: ["usize", /* aclrtEvent event */ "buffer" /* aclrtEventRecordedStatus *status */],
+    result: "i32",
+    optional: true,
+  },
   /** aclError aclrtSynchronizeEvent(aclrtEvent event), on a worker thread: it blocks until recorded */
   aclrtSynchronizeEventNonblocking: {
     name: "aclrtSynchronizeEvent",

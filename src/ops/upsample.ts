@@ -4,10 +4,11 @@
  * @module
  */
 
-import type { StorageView, UpsampleOp } from "../backend.ts";
+import type { StorageView, UpsampleCall, UpsampleOp } from "../backend.ts";
 import { deviceInternals } from "../device.ts";
 import { type Tensor, tensorInternals } from "../tensor/tensor.ts";
-import { resolveUpsample } from "./validate.ts";
+import { type CallMemo, recall, remember } from "./call_memo.ts";
+import { type ResolvedUpsample, resolveUpsample } from "./validate.ts";
 
 /** Options shared by the three ops. */
 export interface UpsampleBackwardCommonOptions {
@@ -133,30 +134,63 @@ export function upsampleBilinear2dBackward(
 }
 
 function run(op: UpsampleOp, gradOutput: unknown, options: unknown): Tensor {
+  // The same arguments as the last call on this gradOutput: its checks already passed (call_memo.ts).
+  const memo = recall(op, gradOutput, options);
+  if (memo !== null) return rerun(memo, options as { out?: Tensor | null });
   const call = resolveUpsample(op, gradOutput, options);
   const device = deviceInternals(call.device);
   const backend = device.backend();
   backend.checkSupported(call);
-  const result = call.out ?? device.empty(call.dtype, call.inputSize);
+  const out = call.out;
+  const result = out ?? device.empty(call.dtype, call.inputSize);
+  let launched: UpsampleCall<unknown>;
   try {
-    // Spelled out rather than spread: one object shape for every call keeps the backends' property
-    // loads monomorphic, and nothing is copied twice.
-    backend.launch({
-      op: call.op,
-      dtype: call.dtype,
-      inputSize: call.inputSize,
-      outputSize: call.outputSize,
-      scales: call.scales,
-      alignCorners: call.alignCorners,
-      gradOutput: storageView(call.gradOutput),
-      out: storageView(result),
-      deterministic: call.deterministic,
-    });
+    launched = backendCall(call, result);
+    backend.launch(launched);
   } catch (error) {
-    if (result !== call.out) result.dispose();
+    if (result !== out) result.dispose();
+    throw error;
+  }
+  // Only an NPU call object is kept: it holds the buffers' handles, which are addresses there.
+  remember(call, out !== null && backend.kind === "npu" ? launched : null);
+  return result;
+}
+
+// A call whose arguments equal the memo's: the backend's own checks (cheap, and they may depend on the
+// backend's state) and the launch, as in run().
+function rerun(memo: CallMemo, options: { out?: Tensor | null }): Tensor {
+  const call = memo.resolved;
+  const device = deviceInternals(call.device);
+  const backend = device.backend();
+  backend.checkSupported(call);
+  if (memo.out !== null) {
+    backend.launch(memo.call ?? backendCall(call, options.out!));
+    return options.out!;
+  }
+  const result = device.empty(call.dtype, call.inputSize);
+  try {
+    backend.launch(backendCall(call, result));
+  } catch (error) {
+    result.dispose();
     throw error;
   }
   return result;
+}
+
+// Spelled out rather than spread: one object shape for every call keeps the backends' property loads
+// monomorphic, and nothing is copied twice.
+function backendCall(call: ResolvedUpsample, result: Tensor): UpsampleCall<unknown> {
+  return {
+    op: call.op,
+    dtype: call.dtype,
+    inputSize: call.inputSize,
+    outputSize: call.outputSize,
+    scales: call.scales,
+    alignCorners: call.alignCorners,
+    gradOutput: storageView(call.gradOutput),
+    out: storageView(result),
+    deterministic: call.deterministic,
+  };
 }
 
 function storageView(tensor: Tensor): StorageView<unknown> {

@@ -1,0 +1,108 @@
+/**
+ * The fast path of a repeated op call: the validated form of the last call made on each gradOutput
+ * tensor, and a check that a new call has exactly the same arguments, so that it can skip
+ * {@link resolveUpsample}'s checks (and, with `out`, reuse the backend call object, which lets the NPU
+ * binding go straight to phase 2).
+ *
+ * What may differ between two calls with the same arguments is checked again on every call: both
+ * tensors' liveness (`disposed`: disposed, storage freed, device closed), the options object's own
+ * keys (unknown keys), every value read from it (sizes element by element, scales, alignCorners,
+ * deterministic and the device's default for it, `out`'s identity), in the order the full check reads
+ * them. Everything else the full check looked at is fixed for a tensor (its device, dtype, shape,
+ * strides, offset and storage never change), so equal inputs give the same answer. Anything that
+ * does not match goes through the full check, which throws the same errors as before.
+ *
+ * Lifetime: a memo is kept in a `WeakMap` keyed by the gradOutput tensor and holds `out` through a
+ * `WeakRef`, so neither tensor is kept alive by it; the NPU call object it may hold refers to the
+ * buffers' handles (address and size), never to their storage.
+ *
+ * @module
+ */
+
+import type { UpsampleCall, UpsampleOp } from "../backend.ts";
+import { OP_SPECS } from "../rules/ops.ts";
+import type { Tensor } from "../tensor/tensor.ts";
+import type { ResolvedUpsample } from "./validate.ts";
+
+/** The last validated call on one gradOutput tensor. Internal to the ops. */
+export interface CallMemo {
+  /** The op it was made for. */
+  readonly op: UpsampleOp;
+  /** The validated call, with `out: null` (the out tensor is held weakly, below). */
+  readonly resolved: ResolvedUpsample;
+  /** The out tensor given, or null when the op allocated its result. */
+  readonly out: WeakRef<Tensor> | null;
+  /** The backend call object to launch again (NPU with `out` only), else null. */
+  readonly call: UpsampleCall<unknown> | null;
+}
+
+const memos = new WeakMap<object, CallMemo>();
+const hasOwnProperty = Object.prototype.hasOwnProperty;
+
+/**
+ * The memo of an earlier call whose every argument equals this one's and whose tensors are still
+ * live, or null (then the full check must run).
+ *
+ * @example
+ * ```ts ignore
+ * const memo = recall("nearestExact2d", grad, options);
+ * if (memo === null) resolveUpsample("nearestExact2d", grad, options);
+ * ```
+ */
+export function recall(op: UpsampleOp, gradOutput: unknown, options: unknown): CallMemo | null {
+  if (typeof gradOutput !== "object" || gradOutput === null) return null;
+  const memo = memos.get(gradOutput);
+  if (memo === undefined || memo.op !== op) return null;
+  const resolved = memo.resolved;
+  const grad = resolved.gradOutput; // === gradOutput: the key
+  if (grad.disposed) return null;
+  if (typeof options !== "object" || options === null || Array.isArray(options)) return null;
+  const opts = options as Record<string, unknown>;
+  const spec = OP_SPECS[op];
+  const keys = spec.keys;
+  for (const key in opts) {
+    if (hasOwnProperty.call(opts, key) && !keys.has(key)) return null;
+  }
+  if (!sameSizes(opts.outputSize, resolved.outputSize)) return null;
+  if (!sameSizes(opts.inputSize, resolved.inputSize)) return null;
+  const scaleKeys = spec.scaleKeys;
+  const scales = resolved.scales;
+  if ((opts[scaleKeys[0]] ?? 0) !== scales[0]) return null;
+  if (scales.length > 1 && (opts[scaleKeys[1]] ?? 0) !== scales[1]) return null;
+  if ((opts.alignCorners ?? false) !== resolved.alignCorners) return null;
+  if ((opts.deterministic ?? grad.device.deterministic) !== resolved.deterministic) return null;
+  const out = opts.out;
+  if (out === undefined || out === null) return memo.out === null ? memo : null;
+  if (memo.out === null || memo.out.deref() !== out || (out as Tensor).disposed) return null;
+  return memo;
+}
+
+/**
+ * Keeps the validated form of a call on its gradOutput tensor (replacing the previous one), with the
+ * backend call object to reuse when given.
+ *
+ * @example
+ * ```ts ignore
+ * remember(resolved, call);
+ * ```
+ */
+export function remember(resolved: ResolvedUpsample, call: UpsampleCall<unknown> | null): void {
+  const out = resolved.out;
+  memos.set(resolved.gradOutput, {
+    op: resolved.op,
+    resolved: out === null ? resolved : { ...resolved, out: null },
+    out: out === null ? null : new WeakRef(out),
+    call,
+  });
+}
+
+// Whether `value` is an array of exactly these (validated) sizes.
+function sameSizes(value: unknown, sizes: readonly number[]): boolean {
+  if (!Array.isArray(value)) return false;
+  const length = sizes.length;
+  if (value.length !== length) return false;
+  for (let i = 0; i < length; i++) {
+    if (value[i] !== sizes[i]) return false;
+  }
+  return true;
+}
