@@ -6,9 +6,14 @@
  * calls, in microseconds per call (on a shared 2-core machine, other processes only ever add time,
  * mostly to the thread hand-offs: the best round is the signal).
  *
- * Sync is compared like for like: the library's `await device.synchronize()` runs
- * `aclrtSynchronizeStream` on a worker thread (C "worker": a helper thread + condvar); "blocking" calls
- * it on the calling thread in both languages; "enqueue" syncs once after the loop.
+ * Sync: the library's `await device.synchronize()` polls an ACL event on the JS thread for at most 50 µs
+ * (`src/ffi/stream_poll.ts`) and only then hands `aclrtSynchronizeStream` to a worker thread, so it
+ * never blocks the event loop for longer than that; C "worker" (a helper thread + condvar) is the
+ * non-blocking peer, C "blocking" waits on the calling thread, which the library does not do for an
+ * unbounded time ("public / blocking" compares the two all the same). "blocking" calls
+ * `aclrtSynchronizeStream` on the calling thread in both languages; "enqueue" syncs once after the
+ * loop. No C variant checks its arguments: the library's calls also check theirs (after the first call
+ * on a gradOutput, a memo's liveness and value checks, `src/ops/call_memo.ts`).
  *
  * The C driver makes issue 4's sequence per call (create 2 aclTensors and 2 aclIntArrays, phase 1,
  * phase 2, sync, destroy them). The library caches those descriptors per view while the storage lives
@@ -208,6 +213,11 @@ async function main(): Promise<void> {
   console.log(table);
   for (const v of PUBLIC_VARIANTS) console.log(`  ${v.name}: ${v.what}`);
   console.log(`  C worker: aclrtSynchronizeStream on a helper thread, waited for with a condvar`);
+  console.log(
+    `  C blocking waits on the calling thread for as long as the stream takes; the library's sync ` +
+      `blocks the event loop for at most 50 µs, then waits on a worker thread. No C variant checks ` +
+      `its arguments; the library's calls do (a memo's rechecks after the first call)`,
+  );
   console.log(
     `  C makes issue 4's sequence per call (aclCreateTensor x2, aclCreateIntArray x2, phase 1, ` +
       `phase 2, sync, destroy x4); the library caches each view's descriptors while its storage ` +

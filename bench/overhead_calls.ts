@@ -76,7 +76,8 @@ export interface Variant {
 export const PUBLIC_VARIANTS: readonly Variant[] = [
   {
     name: "public",
-    what: "op(out) + await device.synchronize() (the library's sync: worker thread)",
+    what: "op(out) + await device.synchronize() (the library's sync: an ACL event polled on the " +
+      "JS thread for at most 50 µs, then a worker thread)",
     peer: "worker",
     make: (p) => ({
       call: async () => {
