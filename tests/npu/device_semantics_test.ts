@@ -1,7 +1,9 @@
 // The emulated NPU follows the device, the CPU backend PyTorch. On tie configurations (sizes and
 // scales where the float32 index math of the Ascend kernel and of PyTorch disagree) the NPU must
 // differ from the CPU default in exactly the cells the two models predict, and equal the device
-// model; bilinear V2 with one scale ignores it (both dims derived from the sizes).
+// model; bilinear V2 with one scale ignores it on Atlas A2/A3 (both dims derived from the sizes) and
+// uses it on the Ascend 950. The device model and reference are those of the generation the NPU
+// reports (device.soc).
 
 import assert from "node:assert/strict";
 import {
@@ -12,6 +14,8 @@ import {
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
 import { assertMatchesDeviceOp, deviceModel } from "../support/device_model.ts";
+import { arch35Model } from "../support/ascend950_model.ts";
+import { deviceTarget } from "../support/device_match.ts";
 import { assertBitEqual, assertClose, BACKENDS, roundTo } from "../support/helpers.ts";
 import {
   referenceBilinear2dBackward,
@@ -47,6 +51,7 @@ for (const [lane, dtype] of NPU_LANES.flatMap((lane) => DTYPES.map((d) => [lane,
   lane.test(`device semantics on ${lane.label}: tie cases differ from the CPU in exactly the predicted cells (${dtype})`, async () => {
     using cpu = Device.open({ backend: "cpu" });
     using npu = lane.open();
+    const target = deviceTarget(npu);
     for (const tie of TIES) {
       const twoD = tie.outputSize.length === 2;
       const gradShape = [tie.inputSize[0], tie.inputSize[1], ...tie.outputSize];
@@ -84,7 +89,18 @@ for (const [lane, dtype] of NPU_LANES.flatMap((lane) => DTYPES.map((d) => [lane,
         scalesH: tie.scales[0],
         scalesW: tie.scales[1],
       } as const;
-      const device = roundTo(dtype, deviceModel(values, c));
+      // The cells the device's own model predicts (A2/A3: device_model.ts; 950: ascend950_model.ts,
+      // a gather summing in float32 and rounding once, like the A2's casts).
+      const device = npu.generation === "950"
+        ? arch35Model(values, {
+          op: c.op,
+          inputSize: c.inputSize,
+          outputSize: c.outputSize,
+          scales: tie.scales,
+          gradDtype: dtype,
+          deterministic: false,
+        }).values
+        : roundTo(dtype, deviceModel(values, c));
       assertBitEqual(onCpu, pytorch, `${what}: CPU against PyTorch`);
       await assertMatchesDeviceOp(
         onNpu,
@@ -93,6 +109,8 @@ for (const [lane, dtype] of NPU_LANES.flatMap((lane) => DTYPES.map((d) => [lane,
         dtype,
         options,
         `${what}: NPU against the device`,
+        2,
+        target,
       );
       const predicted = differing(device, pytorch);
       assert.ok(predicted.length > 0, `${what}: a tie case where the models agree`);
@@ -102,9 +120,10 @@ for (const [lane, dtype] of NPU_LANES.flatMap((lane) => DTYPES.map((d) => [lane,
 }
 
 for (const lane of NPU_LANES) {
-  lane.test(`device semantics on ${lane.label}: bilinear V2 with one scale ignores it, both scales are used`, async () => {
+  lane.test(`device semantics on ${lane.label}: bilinear V2 with one scale ignores it (A2/A3) or uses it (950), both scales are used`, async () => {
     using cpu = Device.open({ backend: "cpu" });
     using npu = lane.open();
+    const target = deviceTarget(npu);
     const gradShape = [1, 2, 7, 7];
     const values = Float32Array.from({ length: 98 }, (_, i) => ((i * 13) % 17) / 4 - 2);
     const base = { outputSize: [7, 7], inputSize: [1, 2, 3, 3] };
@@ -130,6 +149,8 @@ for (const lane of NPU_LANES) {
         "float32",
         options,
         label,
+        2,
+        target,
       );
       results.set(label, { npu: onNpu, cpu: await run(cpu) });
       const pytorch = referenceBilinear2dBackward(values, base.inputSize, base.outputSize, [
@@ -140,8 +161,15 @@ for (const lane of NPU_LANES) {
     }
     const gap = (a: Float32Array, b: Float32Array): number =>
       a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
-    // The device ignores the single scale: "one" is "none" up to summation order.
-    assert.ok(gap(results.get("one")!.npu, results.get("none")!.npu) < 1e-5);
+    if (npu.generation === "950") {
+      // The 950's V2 passes both scales to ResizeBilinearV2Grad (no A2 scale check): the single
+      // scale is used, as PyTorch uses it (docs/device-semantics.md, "bilinear on 950").
+      assert.ok(gap(results.get("one")!.npu, results.get("none")!.npu) > 1e-2);
+      assert.ok(gap(results.get("one")!.npu, results.get("one")!.cpu) < 1e-5);
+    } else {
+      // A2/A3 ignore the single scale: "one" is "none" up to summation order.
+      assert.ok(gap(results.get("one")!.npu, results.get("none")!.npu) < 1e-5);
+    }
     // PyTorch uses it (and both are used on both backends): far more than rounding apart.
     assert.ok(gap(results.get("one")!.cpu, results.get("none")!.cpu) > 1e-2);
     assert.ok(gap(results.get("both")!.npu, results.get("none")!.npu) > 1e-2);

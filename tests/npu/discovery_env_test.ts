@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { Device } from "../../mod.ts";
 import { makeToolkit, makeTree, removeTree, runDeno } from "../support/cann_tree.ts";
-import { EMU_DIR, EMULATED_LANE } from "../support/helpers.ts";
+import { configuredEmulationSoc, EMU_DIR, EMULATED_LANE } from "../support/helpers.ts";
 
 const CHILD = new URL("../support/child/open_device.ts", import.meta.url).pathname;
 const ALL = ["--allow-ffi", "--allow-env", "--allow-read"];
@@ -94,5 +94,8 @@ Deno.test("discovery: a CANN root as ACLNN_LIB_DIR or libDir is searched in its 
 
 EMULATED_LANE.test("discovery: the emulation names itself in device.name; its SoC stays the real one", () => {
   using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
-  assert.equal(npu.name, "Ascend910B3 #0 (host emulation, not an NPU)");
+  // The SoC is the one the emulation is set to report (ACLEMU_SOC, default Ascend910B3).
+  const soc = configuredEmulationSoc();
+  assert.equal(npu.name, `${soc} #0 (host emulation, not an NPU)`);
+  assert.equal(npu.soc, soc);
 });

@@ -19,9 +19,11 @@ import { loadCannFrom } from "../../src/ffi/loader.ts";
 import type { NpuBackend, NpuBuffer } from "../../src/ffi/npu_backend.ts";
 import { tensorInternals } from "../../src/tensor/tensor.ts";
 import { assertMatchesDeviceOp } from "../support/device_model.ts";
+import { deviceTarget } from "../support/device_match.ts";
 import {
   assertBitEqual,
   assertClose,
+  configuredEmulationSoc,
   emu,
   EMU_DIR,
   EMU_NO_1D_DIR,
@@ -47,7 +49,11 @@ EMULATED_LANE.test("npu: device name, backend and auto selection", () => {
   using device = openNpu();
   assert.equal(device.backend, "npu");
   // aclrtGetSocName answers the SoC alone, as CANN does (the emulation: ACLEMU_SOC, default Ascend910B3).
-  assert.match(device.name, /^Ascend910B3 #0 \(host emulation, not an NPU\)$/);
+  const soc = configuredEmulationSoc();
+  assert.match(device.name, /^Ascend[0-9A-Za-z_]+ #0 \(host emulation, not an NPU\)$/);
+  assert.equal(device.name, `${soc} #0 (host emulation, not an NPU)`);
+  assert.equal(device.soc, soc);
+  assert.equal(device.generation, soc.startsWith("Ascend950") ? "950" : "a2");
   using auto = Device.open({ libDir: EMU_DIR });
   assert.equal(auto.backend, "npu");
   assert.throws(() => openNpu(7), /deviceId 7 is out of range: .* reports 2 device\(s\)/);
@@ -74,6 +80,8 @@ EMULATED_LANE.test("npu: strided and offset views and a strided out give what th
         "float32",
         options,
         layout,
+        2,
+        deviceTarget(npu),
       );
     }
     // The rows of the base outside the slice were not touched.
@@ -222,7 +230,7 @@ EMULATED_LANE.test("npu: a missing operator symbol is named, before anything is 
   assert.deepEqual(emuLive(), before);
 });
 
-EMULATED_LANE.test("npu: bilinear falls back to V1 and refuses what V1 would get wrong", async () => {
+EMULATED_LANE.test("npu: bilinear falls back to V1; what V1 would get wrong is refused (A2/A3) or run (950)", async () => {
   using v1 = openNpu(0, EMU_NO_V2_DIR);
   using cpu = Device.open({ backend: "cpu" });
   const values = randomValues(2 * 2 * 6 * 10, 3);
@@ -232,21 +240,52 @@ EMULATED_LANE.test("npu: bilinear falls back to V1 and refuses what V1 would get
   using result = upsampleBilinear2dBackward(grad, { ...options, scalesH: 2, scalesW: 2 });
   using expected = upsampleBilinear2dBackward(gradCpu, options);
   assertClose(await result.toFloat32Array(), await expected.toFloat32Array(), "V1", { ulps: 0 });
-  using bf16 = v1.zeros([2, 2, 6, 10], { dtype: "bfloat16" });
-  assert.throws(
-    () => upsampleBilinear2dBackward(bf16, options),
-    /\(V1\), which does not support bfloat16/,
+  using bf16 = v1.tensor(values, [2, 2, 6, 10], { dtype: "bfloat16" });
+  const grad7Values = randomValues(25, 4);
+  using grad7 = v1.tensor(grad7Values, [1, 1, 5, 5]);
+  const options7 = { outputSize: [5, 5], inputSize: [1, 1, 3, 3], scalesH: 1.7 };
+  if (v1.generation !== "950") {
+    // A2/A3's V1 has no bfloat16 and never uses scales: the binding refuses both.
+    assert.throws(
+      () => upsampleBilinear2dBackward(bf16, options),
+      /\(V1\), which does not support bfloat16/,
+    );
+    assert.throws(
+      () => upsampleBilinear2dBackward(grad7, options7),
+      /scalesH 1.7 differs from outputSize\/inputSize \(5\/3\).*ignores scales/,
+    );
+    return;
+  }
+  // The 950's V1 takes bfloat16 and passes the scales to ResizeBilinearV2Grad (RegBase branch of
+  // aclnn_upsample_bilinear_2d_backward.cpp): both run, and are what the 950 computes.
+  const target = deviceTarget(v1);
+  using onBf16 = upsampleBilinear2dBackward(bf16, options);
+  await assertMatchesDeviceOp(
+    await onBf16.toFloat32Array(),
+    upsampleBilinear2dBackward,
+    values,
+    "bfloat16",
+    options,
+    "V1 bfloat16 (950)",
+    1,
+    target,
   );
-  using grad7 = v1.zeros([1, 1, 5, 5]);
-  assert.throws(
-    () =>
-      upsampleBilinear2dBackward(grad7, {
-        outputSize: [5, 5],
-        inputSize: [1, 1, 3, 3],
-        scalesH: 1.7,
-      }),
-    /scalesH 1.7 differs from outputSize\/inputSize \(5\/3\).*ignores scales/,
+  using scaled = upsampleBilinear2dBackward(grad7, options7);
+  const got = await scaled.toFloat32Array();
+  await assertMatchesDeviceOp(
+    got,
+    upsampleBilinear2dBackward,
+    grad7Values,
+    "float32",
+    options7,
+    "V1 scalesH 1.7 (950)",
+    1,
+    target,
   );
+  // The scale is used: not the result from the sizes alone.
+  using fromSizes = upsampleBilinear2dBackward(grad7, { ...options7, scalesH: undefined });
+  const sizesOnly = await fromSizes.toFloat32Array();
+  assert.ok(got.some((v, i) => Math.abs(v - sizesOnly[i]) > 1e-2), "scalesH 1.7 was used");
 });
 
 EMULATED_LANE.test("npu: two devices interleaved never mix memory or streams", async () => {

@@ -1,8 +1,9 @@
 // The NPU checks that hold on any NPU, run on every NPU lane (the emulation and the CANN the library's
 // search finds): views and strided results equal the contiguous run on the same device, deterministic
 // mode repeats bits, reads await the stream, and random configurations match the device model
-// (tests/support/device_model.ts) and the device reference (tests/support/device_match.ts); never PyTorch's bits: the
-// device differs in tie cases.
+// (tests/support/device_model.ts, or ascend950_model.ts on an Ascend 950) and the device reference
+// (tests/support/device_match.ts) of the generation the NPU reports; never PyTorch's bits: the device
+// differs in tie cases.
 
 import assert from "node:assert/strict";
 import {
@@ -13,7 +14,7 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
-import { assertMatchesDevice } from "../support/device_match.ts";
+import { assertMatchesDevice, deviceTarget } from "../support/device_match.ts";
 import { assertMatchesDeviceOp } from "../support/device_model.ts";
 import { assertBitEqual, BACKENDS, makeView, rng, roundTo } from "../support/helpers.ts";
 
@@ -106,6 +107,7 @@ for (const lane of NPU_LANES) {
 
   lane.test(`npu checks on ${lane.label}: random configurations match the device model and reference`, async () => {
     using device = lane.open();
+    const target = deviceTarget(device);
     const next = rng(2025);
     for (let k = 0; k < 60; k++) {
       const config = randomConfig(next);
@@ -126,6 +128,8 @@ for (const lane of NPU_LANES) {
           dtype,
           { ...config, scales: scalesH, scalesH, scalesW },
           `${dtype} ${JSON.stringify(config)}`,
+          2,
+          target,
         );
         // And the library's own device reference (cli/verify/compare.ts), as `deno task verify` uses it.
         await assertMatchesDevice(actual, grad, config, {

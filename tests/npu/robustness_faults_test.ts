@@ -1,6 +1,8 @@
 // Fault injection on the emulated NPU: every allocation point of every op failed in turn (the
-// result, the upload in device.tensor/zeros, the workspace nearest-exact 2d asks for, and its
-// growth), failed launches and failed syncs. Each must surface as AclError with the status code and
+// result, the upload in device.tensor/zeros, the workspace an op asks for, and its growth), failed
+// launches and failed syncs. The workspaces are the emulated generation's: on Atlas A2/A3 nearest-exact
+// 2d asks for its intermediate (N*C*outH*inW*4 bytes), 1d and bilinear for none; on the Ascend 950
+// nearest-exact asks for 16 MiB and bilinear for 32 bytes (native/README.md, "Ascend 950"). Each must surface as AclError with the status code and
 // the API; afterwards device memory and aclnn objects are back to their baseline (after a
 // synchronize where frees are deferred) and the same device computes the next op correctly.
 
@@ -15,7 +17,16 @@ import {
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
 import { assertMatchesDeviceOp, type OpOptions } from "../support/device_model.ts";
-import { emu, EMU_DIR, EMU_NO_V2_DIR, EMULATED_LANE, emuLive, rng } from "../support/helpers.ts";
+import {
+  emu,
+  EMU_DIR,
+  EMU_NO_V2_DIR,
+  EMULATED_LANE,
+  emulatedGeneration,
+  emulatedSoc,
+  emuLive,
+  rng,
+} from "../support/helpers.ts";
 
 interface OpCase {
   readonly label: string;
@@ -23,9 +34,15 @@ interface OpCase {
   readonly gradShape: number[];
   readonly options: Record<string, unknown>;
   readonly run: (grad: Tensor, options: Record<string, unknown>) => Tensor;
-  /** Device allocations of one call without `out` on a fresh device (result, then workspace). */
-  readonly allocations: number;
+  /**
+   * Device allocations of one call without `out` on a fresh device (result, then workspace), per
+   * emulated generation.
+   */
+  readonly allocations: { readonly a2: number; readonly "950": number };
 }
+
+/** The allocations of one call of `op` on a fresh device of the emulated generation. */
+const allocationsOf = (op: OpCase): number => op.allocations[emulatedGeneration() ?? "a2"];
 
 const OPS: readonly OpCase[] = [
   {
@@ -34,7 +51,7 @@ const OPS: readonly OpCase[] = [
     gradShape: [2, 3, 10],
     options: { outputSize: [10], inputSize: [2, 3, 4], scales: 2.5 },
     run: (g, o) => upsampleNearestExact1dBackward(g, o as never),
-    allocations: 1,
+    allocations: { a2: 1, "950": 2 },
   },
   {
     label: "nearest-exact 2d",
@@ -42,7 +59,7 @@ const OPS: readonly OpCase[] = [
     gradShape: [2, 3, 6, 8],
     options: { outputSize: [6, 8], inputSize: [2, 3, 3, 5] },
     run: (g, o) => upsampleNearestExact2dBackward(g, o as never),
-    allocations: 2,
+    allocations: { a2: 2, "950": 2 },
   },
   {
     label: "bilinear 2d",
@@ -50,7 +67,7 @@ const OPS: readonly OpCase[] = [
     gradShape: [2, 3, 6, 8],
     options: { outputSize: [6, 8], inputSize: [2, 3, 3, 5], scalesH: 2, scalesW: 1.6 },
     run: (g, o) => upsampleBilinear2dBackward(g, o as never),
-    allocations: 1,
+    allocations: { a2: 1, "950": 2 },
   },
 ];
 
@@ -79,6 +96,7 @@ async function assertDevice(
     ? upsampleNearestExact2dBackward
     : upsampleBilinear2dBackward;
   const version = op.api === "aclnnUpsampleBilinear2dBackward" ? 1 : 2;
+  // The emulated generation's rules (devices here run with deterministic mode off).
   await assertMatchesDeviceOp(
     actual,
     fn,
@@ -87,6 +105,7 @@ async function assertDevice(
     options as unknown as OpOptions,
     what,
     version,
+    { soc: emulatedSoc() ?? undefined, deterministic: false },
   );
 }
 
@@ -138,7 +157,7 @@ EMULATED_LANE.test("faults: the allocation points of each op (fresh device, empt
     using _result = op.run(grad, op.options);
     assert.equal(
       emu().aclemuLiveAllocations() - before,
-      BigInt(op.allocations),
+      BigInt(allocationsOf(op)),
       `${op.label}: allocations of one call`,
     );
     using out = device.zeros(op.options.inputSize as number[]);
@@ -154,7 +173,7 @@ EMULATED_LANE.test("faults: every allocation of every op failed in turn", async 
   try {
     for (const op of OPS) {
       for (const withOut of [false, true]) {
-        const points = op.allocations - (withOut ? 1 : 0);
+        const points = allocationsOf(op) - (withOut ? 1 : 0);
         for (let k = 1; k <= points; k++) {
           const dtype = DTYPE_CYCLE[seed % 3];
           const what = `${op.label}, ${withOut ? "with out, " : ""}allocation ${k} of ${points}`;
@@ -192,7 +211,8 @@ EMULATED_LANE.test("faults: every allocation of every op failed in turn", async 
     emu().aclemuResetFaults();
   }
   console.log(`  ${cases} allocation faults injected into ops`);
-  assert.equal(cases, 5);
+  // A2/A3: nearest 1d 1 + 0, 2d 2 + 1, bilinear 1 + 0; 950: each op 2 + 1.
+  assert.equal(cases, emulatedGeneration() === "950" ? 9 : 5);
 });
 
 EMULATED_LANE.test("faults: the allocation in device.tensor and device.zeros", async () => {
@@ -227,12 +247,15 @@ EMULATED_LANE.test("faults: the allocation in device.tensor and device.zeros", a
 });
 
 EMULATED_LANE.test("faults: growing the cached workspace fails, the old one is kept and still used", async () => {
-  const op = OPS[1];
+  // A2/A3: a small nearest-exact 2d call, then one whose intermediate (N*C*outH*inW*4 bytes) is
+  // bigger. 950: nearest-exact always asks 16 MiB, so a bilinear call (32 bytes) warms the cache
+  // and nearest-exact 2d grows it.
+  const on950 = emulatedGeneration() === "950";
+  const op = on950 ? OPS[2] : OPS[1];
   using device = openNpu();
   await assertWorks(device, op, "float32", 5, "warm-up (small workspace)");
-  // A call whose index tables need a bigger workspace: outH + outW = 70 entries.
   const big: OpCase = {
-    ...op,
+    ...OPS[1],
     gradShape: [1, 2, 30, 40],
     options: { outputSize: [30, 40], inputSize: [1, 2, 7, 9] },
   };
@@ -306,6 +329,8 @@ EMULATED_LANE.test("faults: a failed launch of bilinear V1 names the V1 operator
   const op: OpCase = { ...OPS[2], api: "aclnnUpsampleBilinear2dBackward" };
   const options = { outputSize: [6, 8], inputSize: [2, 3, 3, 5] };
   using grad = device.tensor(valuesFor(op.gradShape, 3), op.gradShape);
+  // Warm the workspace cache so the baseline includes it (the 950's V1 asks for 32 bytes).
+  op.run(grad, options).dispose();
   await device.synchronize();
   const baseline = emuLive();
   try {

@@ -26,12 +26,9 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
-import {
-  compareWithDevice,
-  type DeviceProblem,
-  deviceReference,
-} from "../../cli/verify/compare.ts";
-import { referenceDevice } from "./device_match.ts";
+import { compareWithDevice, type DeviceProblem } from "../../cli/verify/compare.ts";
+import { type DeviceTarget, referenceFor, targetGeneration } from "./device_match.ts";
+import { assertMatchesArch35 } from "./ascend950_match.ts";
 import { roundTo } from "./helpers.ts";
 
 const f = Math.fround;
@@ -304,6 +301,43 @@ export function assertMatchesDeviceModel(
   }
 }
 
+/**
+ * Throws unless `actual` is what the independent model of `target`'s generation gives for `c`:
+ * this file's A2/A3 model ({@link assertMatchesDeviceModel}), or for an Ascend 950 the model of
+ * `ascend950_model.ts` within the bound of its kernel kind (`ascend950_match.ts`).
+ *
+ * @example
+ * ```ts
+ * import { assertMatchesModelOf } from "./device_model.ts";
+ * const g = Float32Array.from({ length: 41 }, () => 1);
+ * const c = { op: "nearestExact1d", inputSize: [1, 1, 2], outputSize: [41] } as const;
+ * assertMatchesModelOf(Float32Array.of(20, 21), g, c, "float32", "tie", { soc: "Ascend950PR_9599" });
+ * ```
+ */
+export function assertMatchesModelOf(
+  actual: Float32Array,
+  grad: Float32Array,
+  c: DeviceCase,
+  dtype: DType,
+  what: string,
+  target: DeviceTarget = {},
+): void {
+  if (targetGeneration(target) !== "950") {
+    return assertMatchesDeviceModel(actual, grad, c, dtype, `${what} (independent device model)`);
+  }
+  const scales = c.op === "nearestExact1d" ? [c.scales ?? 0] : [c.scalesH ?? 0, c.scalesW ?? 0];
+  assertMatchesArch35(actual, grad, {
+    op: c.op,
+    inputSize: c.inputSize,
+    outputSize: c.outputSize,
+    scales,
+    alignCorners: c.alignCorners ?? false,
+    bilinearApi: c.bilinearVersion === 1 ? "v1" : "v2",
+    gradDtype: dtype,
+    deterministic: target.deterministic ?? false,
+  }, `${what} (independent Ascend 950 model)`);
+}
+
 /** The options of a public op call, as far as the device model needs them. */
 export interface OpOptions {
   /** Spatial size of the gradient. */
@@ -332,7 +366,8 @@ export type UpsampleFunction =
  * `cli/verify/compare.ts` of the library's device reference (the CPU backend with
  * `numerics: "device"`), and within {@link assertMatchesDeviceModel}'s bound of this independent
  * model, so the library's reference and the emulator are each checked against a second reading of
- * the kernels.
+ * the kernels. Both follow `target`'s generation (default A2/A3; an Ascend 950 SoC: the library's
+ * 950 reference and `ascend950_model.ts`).
  *
  * @example
  * ```ts
@@ -351,6 +386,7 @@ export async function assertMatchesDeviceOp(
   options: OpOptions,
   what: string,
   bilinearVersion: 1 | 2 = 2,
+  target: DeviceTarget = {},
 ): Promise<void> {
   const name: UpsampleOp = op === upsampleNearestExact1dBackward
     ? "nearestExact1d"
@@ -368,11 +404,8 @@ export async function assertMatchesDeviceOp(
     alignCorners: alignCorners ?? false,
   };
   const bilinearApi = bilinearVersion === 1 ? "v1" : "v2";
-  const expected = await deviceReference(problem, grad, {
-    bilinearApi,
-    device: referenceDevice(problem.op, bilinearApi),
-  });
-  const comparison = compareWithDevice(problem, grad, actual, expected, { bilinearApi });
+  const { expected, bound } = await referenceFor(problem, grad, bilinearApi, target);
+  const comparison = compareWithDevice(problem, grad, actual, expected, bound);
   if (!comparison.ok) {
     const first = comparison.firstFailure!;
     throw new AssertionError({
@@ -394,5 +427,5 @@ export async function assertMatchesDeviceOp(
     alignCorners,
     bilinearVersion,
   };
-  assertMatchesDeviceModel(actual, grad, c, dtype, `${what} (independent device model)`);
+  assertMatchesModelOf(actual, grad, c, dtype, what, target);
 }

@@ -164,6 +164,28 @@ export function emulatedGeneration(): "a2" | "950" | null {
   return soc === null ? null : soc.startsWith("Ascend950") ? "950" : "a2";
 }
 
+/**
+ * The SoC the emulation is set to report: `ACLEMU_SOC` (the emulation reads it once per process),
+ * default `Ascend910B3` (native/src/ascendcl/runtime.c). Taken from the environment, not from a
+ * device, so that tests of the name a device reports have an expectation of their own.
+ */
+export function configuredEmulationSoc(): string {
+  return Deno.env.get("ACLEMU_SOC") ?? "Ascend910B3";
+}
+
+/**
+ * Options for `EMULATED_LANE.test` of a test that asserts an Atlas A2/A3-only fact (A2 kernel
+ * routing, A2 workspace sizes, an A2-only variant of the emulation): ignored when the emulation runs
+ * as an Ascend 950, with `reason` (the A2 rule) in its name; registered as is otherwise.
+ */
+export function a2OnlyTest(name: string, reason: string): { name: string; ignore: boolean } {
+  const on950 = emulatedGeneration() === "950";
+  return {
+    name: on950 ? `${name} [A2/A3 only, not run on the Ascend 950: ${reason}]` : name,
+    ignore: on950,
+  };
+}
+
 /** Live device allocations and aclnn objects of the emulation. */
 export function emuLive(): { allocations: bigint; objects: bigint } {
   return { allocations: emu().aclemuLiveAllocations(), objects: emu().aclemuLiveObjects() };
