@@ -20,6 +20,7 @@
  */
 
 import type { UpsampleCall, UpsampleOp } from "../backend.ts";
+import { type DeviceInternals, deviceInternals } from "../device.ts";
 import { OP_SPECS } from "../rules/ops.ts";
 import type { Tensor } from "../tensor/tensor.ts";
 import type { ResolvedUpsample } from "./validate.ts";
@@ -34,6 +35,22 @@ export interface CallMemo {
   readonly out: WeakRef<Tensor> | null;
   /** The backend call object to launch again (NPU with `out` only), else null. */
   readonly call: UpsampleCall<unknown> | null;
+  /** The op's option keys (`OP_SPECS[op].keys`). */
+  readonly keys: ReadonlySet<string>;
+  /** The device's internals (backend, allocator). */
+  readonly internals: DeviceInternals;
+}
+
+/** The options the ops read (`OP_SPECS` keys), as named properties. */
+interface Options {
+  readonly outputSize?: unknown;
+  readonly inputSize?: unknown;
+  readonly scales?: unknown;
+  readonly scalesH?: unknown;
+  readonly scalesW?: unknown;
+  readonly alignCorners?: unknown;
+  readonly deterministic?: unknown;
+  readonly out?: unknown;
 }
 
 const memos = new WeakMap<object, CallMemo>();
@@ -57,18 +74,18 @@ export function recall(op: UpsampleOp, gradOutput: unknown, options: unknown): C
   const grad = resolved.gradOutput; // === gradOutput: the key
   if (grad.disposed) return null;
   if (typeof options !== "object" || options === null || Array.isArray(options)) return null;
-  const opts = options as Record<string, unknown>;
-  const spec = OP_SPECS[op];
-  const keys = spec.keys;
+  const opts = options as Options;
+  const keys = memo.keys;
   for (const key in opts) {
     if (hasOwnProperty.call(opts, key) && !keys.has(key)) return null;
   }
   if (!sameSizes(opts.outputSize, resolved.outputSize)) return null;
   if (!sameSizes(opts.inputSize, resolved.inputSize)) return null;
-  const scaleKeys = spec.scaleKeys;
+  // Named loads (the option keys of OP_SPECS), not keyed ones: they stay fast in a loop.
   const scales = resolved.scales;
-  if ((opts[scaleKeys[0]] ?? 0) !== scales[0]) return null;
-  if (scales.length > 1 && (opts[scaleKeys[1]] ?? 0) !== scales[1]) return null;
+  if (scales.length === 1) {
+    if ((opts.scales ?? 0) !== scales[0]) return null;
+  } else if ((opts.scalesH ?? 0) !== scales[0] || (opts.scalesW ?? 0) !== scales[1]) return null;
   if ((opts.alignCorners ?? false) !== resolved.alignCorners) return null;
   if ((opts.deterministic ?? grad.device.deterministic) !== resolved.deterministic) return null;
   const out = opts.out;
@@ -93,6 +110,8 @@ export function remember(resolved: ResolvedUpsample, call: UpsampleCall<unknown>
     resolved: out === null ? resolved : { ...resolved, out: null },
     out: out === null ? null : new WeakRef(out),
     call,
+    keys: OP_SPECS[resolved.op].keys,
+    internals: deviceInternals(resolved.device),
   });
 }
 

@@ -160,7 +160,7 @@ function run(op: UpsampleOp, gradOutput: unknown, options: unknown): Tensor {
 // backend's state) and the launch, as in run().
 function rerun(memo: CallMemo, options: { out?: Tensor | null }): Tensor {
   const call = memo.resolved;
-  const device = deviceInternals(call.device);
+  const device = memo.internals;
   const backend = device.backend();
   backend.checkSupported(call);
   if (memo.out !== null) {
