@@ -249,6 +249,15 @@ export const OPAPI_SYMBOLS = {
   aclnnUpsampleBilinear2dBackwardV2: PHASE2,
 } as const satisfies Deno.ForeignLibraryInterface;
 
+/**
+ * The C library (`libc.so.6`), for one call: POSIX `int sched_yield(void)` (`<sched.h>`), which a
+ * synchronize polling the stream makes between polls (`stream_poll.ts`).
+ */
+export const LIBC_SYMBOLS = {
+  /** int sched_yield(void) */
+  sched_yield: { parameters: [], result: "i32" },
+} as const satisfies Deno.ForeignLibraryInterface;
+
 /** Loaded `libascendcl` symbols. */
 export type AclLib = Deno.DynamicLibrary<typeof ACL_SYMBOLS>["symbols"];
 /** Loaded `libnnopbase` symbols. */
