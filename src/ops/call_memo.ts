@@ -12,8 +12,8 @@
  * strides, offset and storage never change), so equal inputs give the same answer. Anything that
  * does not match goes through the full check, which throws the same errors as before.
  *
- * Lifetime: a memo is kept in a `WeakMap` keyed by the gradOutput tensor and holds `out` through a
- * `WeakRef`, so neither tensor is kept alive by it; the NPU call object it may hold refers to the
+ * Lifetime: a memo is kept in a `WeakMap` keyed by the gradOutput tensor and holds `out` in a
+ * `WeakSet`, so neither tensor is kept alive by it; the NPU call object it may hold refers to the
  * buffers' handles (address and size), never to their storage.
  *
  * @module
@@ -31,8 +31,8 @@ export interface CallMemo {
   readonly op: UpsampleOp;
   /** The validated call, with `out: null` (the out tensor is held weakly, below). */
   readonly resolved: ResolvedUpsample;
-  /** The out tensor given, or null when the op allocated its result. */
-  readonly out: WeakRef<Tensor> | null;
+  /** The out tensor given (a set of one, held weakly), or null when the op allocated its result. */
+  readonly out: WeakSet<Tensor> | null;
   /** The backend call object to launch again (NPU with `out` only), else null. */
   readonly call: UpsampleCall<unknown> | null;
   /** The op's option keys (`OP_SPECS[op].keys`). */
@@ -90,7 +90,8 @@ export function recall(op: UpsampleOp, gradOutput: unknown, options: unknown): C
   if ((opts.deterministic ?? grad.device.deterministic) !== resolved.deterministic) return null;
   const out = opts.out;
   if (out === undefined || out === null) return memo.out === null ? memo : null;
-  if (memo.out === null || memo.out.deref() !== out || (out as Tensor).disposed) return null;
+  // WeakSet.has, not WeakRef.deref: a deref also pins the target until the job ends (~3x slower).
+  if (memo.out === null || !memo.out.has(out as Tensor) || (out as Tensor).disposed) return null;
   return memo;
 }
 
@@ -108,7 +109,7 @@ export function remember(resolved: ResolvedUpsample, call: UpsampleCall<unknown>
   memos.set(resolved.gradOutput, {
     op: resolved.op,
     resolved: out === null ? resolved : { ...resolved, out: null },
-    out: out === null ? null : new WeakRef(out),
+    out: out === null ? null : new WeakSet([out]),
     call,
     keys: OP_SPECS[resolved.op].keys,
     internals: deviceInternals(resolved.device),
