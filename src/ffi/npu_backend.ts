@@ -1,6 +1,7 @@
 /**
  * The NPU backend: one device, one context, one stream; device memory through `aclrtMalloc`; ops through
- * aclnn; reads await the stream on a worker thread so the event loop is never blocked.
+ * aclnn; reads and syncs poll the stream for at most ~50 µs (`stream_poll.ts`), then await it on a
+ * worker thread, so the event loop is never blocked for longer.
  *
  * @module
  */
@@ -17,23 +18,14 @@ import {
   type NpuBuffer,
 } from "./aclnn_call.ts";
 import { DescriptorCache } from "./descriptors.ts";
-import { loadCann } from "./loader.ts";
-import { CannRuntime } from "./runtime.ts";
-import { AclError, DeviceMemoryError, LibraryLoadError } from "./status.ts";
+import type { CannRuntime } from "./runtime.ts";
+import { AclError, DeviceMemoryError } from "./status.ts";
 import { StreamPoll } from "./stream_poll.ts";
 import { MALLOC_HUGE_FIRST, MEM_ATTR_HBM, MEMCPY_KIND, OPT_DETERMINISTIC } from "./symbols.ts";
 
 export type { NpuBuffer } from "./aclnn_call.ts";
-
-/** Options of {@link openNpuBackend}. */
-export interface NpuOpenOptions {
-  /** NPU index. */
-  deviceId: number;
-  /** Folder of the CANN libraries (first in the search list). */
-  libDir?: string;
-  /** "auto" mode: no device is a `LibraryLoadError` (so the caller falls back to the CPU). */
-  probe?: boolean;
-}
+// Opening a device lives in npu_open.ts (this module's size); re-exported for the callers.
+export { type NpuOpenOptions, openNpuBackend } from "./npu_open.ts";
 
 const ACL_ERROR_RT_CONTEXT_NULL = 107002;
 // aclrtCtxGetSysParamOpt on a context where the option was never set (RT `rt_error_codes.h`): "not set"
@@ -48,65 +40,6 @@ const MAX_DEFERRED_BYTES = 256 * 2 ** 20;
 // The last ACL_OPT_DETERMINISTIC this process set, and through which runtime and context (see
 // #applyDeterministic); null until the first set.
 let lastDeterministic: { runtime: CannRuntime; context: bigint; on: boolean } | null = null;
-
-/**
- * Loads CANN and opens one NPU: `aclInit` (once per process), `aclrtSetDevice`, a stream.
- *
- * @throws {LibraryLoadError} when CANN is missing (or, with `probe`, has no device)
- * @throws {AclError} when the runtime fails
- * @example
- * ```ts ignore
- * import { openNpuBackend } from "./npu_backend.ts";
- * const backend = openNpuBackend({ deviceId: 0, libDir: "native/build" });
- * backend.close();
- * ```
- */
-export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
-  const libs = loadCann(options.libDir);
-  const runtime = CannRuntime.of(libs);
-  const { acl } = libs;
-  runtime.acquire();
-  let deviceSet = false;
-  try {
-    const count = new Uint32Array(1);
-    runtime.check(acl.aclrtGetDeviceCount(count), "aclrtGetDeviceCount");
-    if (options.deviceId >= count[0]) {
-      const message = `deviceId ${options.deviceId} is out of range: CANN in ${libs.dir} reports ` +
-        `${count[0]} device(s)`;
-      const fix = count[0] === 0
-        ? "no NPU is visible: check the driver and the devices with `npu-smi info` (and " +
-          "ASCEND_RT_VISIBLE_DEVICES, which hides devices)"
-        : `use a deviceId below ${count[0]} (\`npu-smi info\` lists the NPUs)`;
-      if (options.probe) {
-        throw new LibraryLoadError([], { summary: `no usable NPU: ${message}`, fix });
-      }
-      throw new RangeError(`Device.open: ${message}; fix: ${fix}`);
-    }
-    runtime.check(acl.aclrtSetDevice(options.deviceId), "aclrtSetDevice");
-    deviceSet = true;
-    const slot = new BigUint64Array(1);
-    runtime.check(acl.aclrtGetCurrentContext(slot), "aclrtGetCurrentContext");
-    const context = slot[0];
-    runtime.noteCurrent(context);
-    runtime.check(acl.aclrtCreateStream(slot), "aclrtCreateStream");
-    const namePointer = acl.aclrtGetSocName?.() ?? null; // optional: older runtimes lack it
-    const socName = namePointer === null ? null : Deno.UnsafePointerView.getCString(namePointer);
-    return new NpuBackend(
-      runtime,
-      options.deviceId,
-      context,
-      slot[0],
-      `${socName ?? "Ascend NPU"} #${options.deviceId}${
-        libs.emulated ? " (host emulation, not an NPU)" : ""
-      }`,
-      socName,
-    );
-  } catch (error) {
-    if (deviceSet) acl.aclrtResetDevice(options.deviceId);
-    runtime.release();
-    throw error;
-  }
-}
 
 /**
  * A backend over one NPU. Storage handles are {@link NpuBuffer}s.
