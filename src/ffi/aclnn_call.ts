@@ -61,7 +61,12 @@ const resolved = new WeakMap<CannLibraries, Map<UpsampleOp, OpSymbols>>();
 let lastLibs: CannLibraries | null = null;
 let lastTable: Map<UpsampleOp, OpSymbols> | null = null;
 
+// And the last answer (a loop asks about one op): skips the Map too.
+let lastOp: UpsampleOp | null = null;
+let lastSymbols: OpSymbols | null = null;
+
 function opSymbols(libs: CannLibraries, op: UpsampleOp): OpSymbols {
+  if (op === lastOp && libs === lastLibs) return lastSymbols!;
   let perLib = libs === lastLibs ? lastTable! : resolved.get(libs);
   if (perLib === undefined) resolved.set(libs, perLib = new Map());
   lastLibs = libs;
@@ -82,6 +87,8 @@ function opSymbols(libs: CannLibraries, op: UpsampleOp): OpSymbols {
     symbols = { name, phase1Name, missing };
     perLib.set(op, symbols);
   }
+  lastOp = op;
+  lastSymbols = symbols;
   return symbols;
 }
 

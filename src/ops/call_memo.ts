@@ -77,7 +77,7 @@ export function recall(op: UpsampleOp, gradOutput: unknown, options: unknown): C
   const opts = options as Options;
   const keys = memo.keys;
   for (const key in opts) {
-    if (hasOwnProperty.call(opts, key) && !keys.has(key)) return null;
+    if (!keys.has(key) && hasOwnProperty.call(opts, key)) return null; // known keys: no own-check
   }
   if (!sameSizes(opts.outputSize, resolved.outputSize)) return null;
   if (!sameSizes(opts.inputSize, resolved.inputSize)) return null;
