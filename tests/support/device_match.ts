@@ -21,6 +21,7 @@ import {
   type BoundOptions,
   compareWithDevice,
   type DeviceComparison,
+  type DeviceProblem,
   deviceReference,
 } from "../../cli/verify/compare.ts";
 
@@ -93,7 +94,7 @@ export function referenceDevice(
  * `compareWithDevice` needs for it (the generation, the bilinear API, deterministic mode).
  */
 export async function referenceFor(
-  problem: Parameters<typeof deviceReference>[0],
+  problem: DeviceProblem,
   grad: Float32Array,
   bilinearApi: BilinearApi,
   target: DeviceTarget = {},
