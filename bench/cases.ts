@@ -5,13 +5,7 @@
  * @module
  */
 
-import {
-  type Device,
-  type DType,
-  runParams,
-  type Tensor,
-  type UpsampleOp,
-} from "../mod.ts";
+import { type Device, type DType, runParams, type Tensor, type UpsampleOp } from "../mod.ts";
 
 /** One benchmark shape: the forward op mapped `inputSize` to `[N, C, ...outputSize]`. */
 export interface BenchCase {
