@@ -17,7 +17,7 @@ import {
 } from "./device_options.ts";
 
 export type { DeviceOpenOptions, TensorOptions };
-import { openNpuBackend } from "./ffi/npu_backend.ts";
+import { openNpuBackend } from "./ffi/npu_open.ts";
 import { autoFallback } from "./backend_choice.ts";
 import { allocateHost, type DType, encodeInto, type HostArray } from "./tensor/dtype.ts";
 import { contiguousStrides, numel } from "./tensor/layout.ts";

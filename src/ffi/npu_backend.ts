@@ -24,8 +24,6 @@ import { StreamPoll } from "./stream_poll.ts";
 import { MALLOC_HUGE_FIRST, MEM_ATTR_HBM, MEMCPY_KIND, OPT_DETERMINISTIC } from "./symbols.ts";
 
 export type { NpuBuffer } from "./aclnn_call.ts";
-// Opening a device lives in npu_open.ts (this module's size); re-exported for the callers.
-export { type NpuOpenOptions, openNpuBackend } from "./npu_open.ts";
 
 const ACL_ERROR_RT_CONTEXT_NULL = 107002;
 // aclrtCtxGetSysParamOpt on a context where the option was never set (RT `rt_error_codes.h`): "not set"
@@ -46,6 +44,7 @@ let lastDeterministic: { runtime: CannRuntime; context: bigint; on: boolean } | 
  *
  * @example
  * ```ts ignore
+ * import { openNpuBackend } from "./npu_open.ts";
  * const backend = openNpuBackend({ deviceId: 0 });
  * const buffer = backend.allocate("float32", 16);
  * backend.free(buffer);
@@ -71,7 +70,7 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   /** The kernel generation of {@link soc} (A2/A3 assumed, `known: false`, when unrecognised). */
   readonly socGeneration: SocGeneration;
 
-  /** Internal: use {@link openNpuBackend}. */
+  /** Internal: use `openNpuBackend` (npu_open.ts). */
   constructor(
     /** The process-wide runtime of the loaded CANN. */
     readonly runtime: CannRuntime,

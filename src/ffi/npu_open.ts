@@ -1,6 +1,6 @@
 /**
  * Opening one NPU: load CANN, `aclInit` (once per process), `aclrtSetDevice`, a stream, and the
- * {@link NpuBackend} over them (whose module re-exports {@link openNpuBackend}).
+ * {@link NpuBackend} over them.
  *
  * @module
  */
