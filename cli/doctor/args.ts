@@ -6,6 +6,9 @@
  */
 
 import { parseArgs } from "node:util";
+import { UsageError } from "../usage.ts";
+
+export { UsageError };
 
 /** Parsed command line of `deno task doctor`. */
 export interface DoctorArgs {
@@ -17,15 +20,6 @@ export interface DoctorArgs {
   readonly npu: boolean;
   /** `--help`: print {@linkcode HELP} and run nothing. */
   readonly help: boolean;
-}
-
-/** A bad command line: the message names the flag, the value and the rule, then the usage. */
-export class UsageError extends Error {
-  /** Builds the error. */
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
 }
 
 /** The usage line. */

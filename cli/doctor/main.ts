@@ -18,7 +18,8 @@
  */
 
 import { runDoctor } from "./doctor.ts";
-import { HELP, parseDoctorArgs, UsageError } from "./args.ts";
+import { HELP, parseDoctorArgs } from "./args.ts";
+import { parseCommand } from "../usage.ts";
 import { exitCodeOf, formatReport } from "./report.ts";
 
 /**
@@ -34,18 +35,8 @@ import { exitCodeOf, formatReport } from "./report.ts";
  * ```
  */
 export async function main(args: readonly string[]): Promise<number> {
-  let options;
-  try {
-    options = parseDoctorArgs(args);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(error.message);
-    return 2;
-  }
-  if (options.help) {
-    console.log(HELP);
-    return 0;
-  }
+  const options = parseCommand(args, parseDoctorArgs, HELP);
+  if (typeof options === "number") return options;
   const checks = await runDoctor(options);
   console.log(formatReport(checks));
   return exitCodeOf(checks);

@@ -6,6 +6,9 @@
  */
 
 import { parseArgs } from "node:util";
+import { UsageError } from "../usage.ts";
+
+export { UsageError };
 import { type DType, DTYPES, isDType } from "../../src/tensor/dtype.ts";
 
 /** Parsed command line of `deno task verify`. */
@@ -27,15 +30,6 @@ export interface VerifyOptions {
   readonly soc?: string;
   /** `--help`: print {@linkcode HELP} and run nothing. */
   readonly help: boolean;
-}
-
-/** A bad command line: the message names the flag, the value and the rule. */
-export class UsageError extends Error {
-  /** Builds the error. */
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
 }
 
 /** The usage lines. */

@@ -21,7 +21,8 @@
 
 import { suppressFallbackWarning } from "../../src/backend_choice.ts";
 import { Device } from "../../src/device.ts";
-import { HELP, parseVerifyArgs, UsageError, type VerifyOptions } from "./args.ts";
+import { HELP, parseVerifyArgs } from "./args.ts";
+import { parseCommand } from "../usage.ts";
 import { verifyDevice } from "./verify.ts";
 
 /**
@@ -38,18 +39,8 @@ import { verifyDevice } from "./verify.ts";
  * ```
  */
 export async function main(args: readonly string[]): Promise<number> {
-  let options: VerifyOptions;
-  try {
-    options = parseVerifyArgs(args);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(error.message);
-    return 2;
-  }
-  if (options.help) {
-    console.log(HELP);
-    return 0;
-  }
+  const options = parseCommand(args, parseVerifyArgs, HELP);
+  if (typeof options === "number") return options;
   // The NPU is what verify checks, so its absence is verify's own error, said once, with the reason.
   suppressFallbackWarning();
   using npu = Device.open({ libDir: options.libDir, deviceId: options.deviceId });
