@@ -6,7 +6,7 @@
  */
 
 import { type BilinearApi, bilinearRoute, checkAscendEmpty } from "./ascend_a2.ts";
-import { bilinearRoute950 } from "./ascend950_bilinear.ts";
+import { bilinearRoute950 } from "./ascend950_route.ts";
 import type { AscendGeneration } from "./generation.ts";
 import type { UpsampleParams } from "./ops.ts";
 import { bilinearRule950, linearTable, nearestTables, type TableRule } from "./tables.ts";

@@ -1,8 +1,9 @@
 /**
  * The index tables both CPU kernel sets run on, chosen by a {@link TableRule} and cached per
  * dimension: PyTorch's (`pytorch.ts`) or an Ascend generation's (`ascend_a2.ts`,
- * `ascend950_nearest.ts`, `ascend950_bilinear.ts`). One place picks the rule, so the TypeScript and
- * WebAssembly kernels can never follow different ones.
+ * `ascend950_nearest.ts`, `ascend950_bilinear.ts`; the 950's bilinear routing is in
+ * `ascend950_route.ts`). One place picks the rule, so the TypeScript and WebAssembly kernels can
+ * never follow different ones.
  *
  * @module
  */

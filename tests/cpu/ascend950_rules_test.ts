@@ -15,12 +15,8 @@ import {
 import { generationOfSoc } from "../../src/rules/generation.ts";
 import { fmaF32 } from "../../src/rules/float32.ts";
 import { nearestCopies950, nearestStarts950 } from "../../src/rules/ascend950_nearest.ts";
-import {
-  bilinearRoute950,
-  gatherEntries950,
-  linearTable950,
-  scale950,
-} from "../../src/rules/ascend950_bilinear.ts";
+import { gatherEntries950, linearTable950 } from "../../src/rules/ascend950_bilinear.ts";
+import { bilinearRoute950, scale950 } from "../../src/rules/ascend950_route.ts";
 import { bilinearRoute } from "../../src/rules/ascend_a2.ts";
 import { ascendCall } from "../../src/rules/numerics.ts";
 import { compareWithDevice, deviceBounds } from "../../src/rules/bound.ts";
