@@ -32,18 +32,19 @@ export interface DeviceOpenOptions {
   cpuKernels?: "auto" | "typescript";
   /**
    * Threads of the CPU backend's wasm kernels (default: the machine's cores,
-   * `navigator.hardwareConcurrency`). With more than one, large ops run on worker threads over a
-   * shared memory and return at once (await a result or `synchronize()`), so the event loop is never
-   * blocked by them; small ones run inside the call. `1`: every op runs inside the call. Results
-   * are the same bits whatever the count.
+   * `navigator.hardwareConcurrency`): an upper bound. With more than one, each large op goes where
+   * the device's plan predicts it runs fastest, from what such calls took on this machine: on
+   * worker threads over a shared memory, returning at once (await a result or `synchronize()`; the
+   * event loop runs meanwhile), or inside the call; small ops always run inside the call. `1`:
+   * every op runs inside the call. Results are the same bits whatever the count and the plan.
    */
   threads?: number;
   /**
    * Whose results the device computes. `"pytorch"` (the CPU backend's default): PyTorch's CPU
    * kernels. `"device"`: what the Ascend kernels compute (their index rules and scale routing, see
    * docs/device-semantics.md; A2/A3 unless `soc` names an Ascend 950); the CPU backend then serves
-   * as a reference for an NPU, and an NPU always computes this. `"pytorch"` with `backend: "npu"` is a TypeError; with `"auto"` it
-   * opens the CPU backend, the only one that computes it.
+   * as a reference for an NPU, and an NPU always computes this. `"pytorch"` with `backend: "npu"`
+   * is a TypeError; with `"auto"` it opens the CPU backend, the only one that computes it.
    */
   numerics?: Numerics;
   /**

@@ -122,14 +122,28 @@ const big = {
   gradPlaneBytes: 128 * 128 * 4,
 };
 
-Deno.test("planner: small calls stay on the calling thread; a costly one goes to the workers", () => {
+Deno.test("planner: no bet on unmeasured workers; a costly call goes to workers measured to pay, a small one never", () => {
   const planner = new Planner(2);
   const small = { ...big, planes: 1 };
-  assert.equal(planner.choose(small, 8).workers, 0);
+  const bytes = big.planes * (big.outPlaneBytes + big.gradPlaneBytes);
+  // A fresh class runs on the calling thread, then tries the workers on its second call.
+  const first = planner.choose(big, 8);
+  assert.equal(first.workers, 0);
+  planner.record(first, 10, bytes);
+  const second = planner.choose(big, 8);
+  assert.equal(second.workers, 2, "the second call measures the workers");
+  // They took 55 % of one thread's time: from now on the costly call goes to them.
+  planner.record(second, 5.5, bytes);
   assert.equal(planner.choose(big, 8).workers, 2);
+  assert.equal(planner.choose(small, 8).workers, 0);
   // Never more workers than chunks.
-  assert.equal(new Planner(8).choose(big, 3).workers, 3);
   assert.equal(planner.choose(big, 1).workers, 0);
+  const eight = new Planner(8);
+  eight.record(eight.choose(big, 3), 10, bytes);
+  const tried = eight.choose(big, 3);
+  assert.equal(tried.workers, 3);
+  eight.record(tried, 4, bytes);
+  assert.equal(eight.choose(big, 3).workers, 3);
 });
 
 Deno.test("planner: measured calls move the plan (no gain from the workers: the calling thread)", () => {

@@ -14,9 +14,12 @@
  * The calibration is the calls themselves: every large call is timed (two `performance.now()`),
  * a call on the calling thread gives c_k, a call on w workers gives g_k = (t1 / (tw - h) - 1) /
  * (w - 1); each is the median of the class's last {@link WINDOW} observations, so one slow phase of
- * a shared VM does not flip the plan. Until a class has observations, priors measured on a 2-vCPU
- * AMD EPYC VM (`bench:compare`) stand in: nothing runs before the first call or blocks it. A class
- * running on one plan tries the other now and then ({@link EXPLORE_EARLY}, later
+ * a shared VM does not flip the plan. Until a class has observations, the one-thread cost is a prior
+ * measured on a 2-vCPU AMD EPYC VM (`bench:compare`) and the workers' gain is assumed to be 0: the
+ * default never bets on workers this machine has not shown to pay (on that VM the second vCPU gave
+ * a SIMD loop 1.01x and a copy 1.40x in one idle run, 1.77x and 1.30x in another). Nothing runs
+ * before the first call or blocks it. A class tries its other plan on its second call (so the
+ * workers are measured early) and then now and then ({@link EXPLORE_EARLY}, later
  * {@link EXPLORE_LATE}), so a machine that becomes idle or busy changes the plan.
  *
  * @module
@@ -47,7 +50,7 @@ const YOUNG_CALLS = 64;
 /** Calls predicted shorter than this on one thread never try the workers (ms). */
 const EXPLORE_MIN_MS = 0.15;
 
-const KINDS = 4; // nearest with an integer factor along w, nearest otherwise, bilinear, down2
+const KINDS = 4; // nearest with a width factor of 1 or 2, nearest otherwise, bilinear, down2
 /** Prior ns per byte moved, one thread, [kind][dtype: float32, float16, bfloat16]. */
 const PRIOR_NS_PER_BYTE = [
   [0.07, 0.16, 0.11],
@@ -55,8 +58,10 @@ const PRIOR_NS_PER_BYTE = [
   [0.3, 0.55, 0.5],
   [0.095, 0.45, 0.34],
 ];
-/** Prior gain of each further worker. */
-const PRIOR_GAIN = 0.3;
+/** Gain of each further worker before one was measured: none (see the module doc). */
+const PRIOR_GAIN = 0;
+/** The call of a class that first tries the other plan. */
+const FIRST_EXPLORE = 2;
 
 /** The plan of one call, as {@link Planner.choose} returns it. */
 export interface Choice {
@@ -161,7 +166,8 @@ export class Planner {
     // Now and then the other plan, so that both stay measured.
     const period = state.calls < YOUNG_CALLS ? EXPLORE_EARLY : EXPLORE_LATE;
     state.calls++;
-    if (state.calls % period === 0 && most >= 2 && t1 >= EXPLORE_MIN_MS) {
+    const explore = state.calls === FIRST_EXPLORE || state.calls % period === 0;
+    if (explore && most >= 2 && t1 >= EXPLORE_MIN_MS) {
       best = best === 0 ? most : 0;
     }
     const choice = this.#choice;
