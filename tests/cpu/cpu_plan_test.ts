@@ -164,3 +164,25 @@ Deno.test("planner: measured calls move the plan (no gain from the workers: the 
   assert.ok(Math.abs(estimate.nsPerByte - (10 * 1e6) / bytes) < 1e-9);
   assert.ok(estimate.gain <= 0.01);
 });
+
+Deno.test("planner: each shape follows its own timings, not its class's average", () => {
+  const planner = new Planner(2);
+  const pays = big; // the workers take half its time
+  const loses = { ...big, planes: 300 }; // the workers take 10 % more than one thread
+  const bytesOf = (c: typeof big): number => c.planes * (c.outPlaneBytes + c.gradPlaneBytes);
+  const plans = { pays: [] as number[], loses: [] as number[] };
+  for (let i = 0; i < 64; i++) {
+    for (const [name, call] of [["pays", pays], ["loses", loses]] as const) {
+      const choice = planner.choose(call, 8);
+      const t1 = bytesOf(call) / 1e6;
+      const ms = choice.workers === 0 ? t1 : name === "pays" ? t1 / 2 : t1 * 1.1;
+      planner.record(choice, ms, bytesOf(call));
+      if (i >= 8) plans[name].push(choice.workers);
+    }
+  }
+  const onWorkers = (list: number[]): number => list.filter((w) => w > 0).length;
+  // Past their first calls: the shape that pays on the workers, the other on the calling thread,
+  // but for the occasional exploration of the other plan.
+  assert.ok(onWorkers(plans.pays) >= plans.pays.length - 4, `pays: ${plans.pays}`);
+  assert.ok(onWorkers(plans.loses) <= 4, `loses: ${plans.loses}`);
+});

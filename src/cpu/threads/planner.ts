@@ -11,6 +11,11 @@
  * {@link MARGIN} t1, else it runs on the calling thread; w is also bounded by the chunks the call
  * can be cut into.
  *
+ * The model only decides until a call's own shape (class, bytes, chunks) has been timed on both
+ * plans: from then on the shape goes to the workers only when the median of its worker runs is
+ * below {@link MARGIN} times the median of its calling-thread runs (a training loop repeats its
+ * shapes, and shapes of one class differ in ns per byte, so a class average misjudged some).
+ *
  * The calibration is the calls themselves: every large call is timed (two `performance.now()`),
  * a call on the calling thread gives c_k, a call on w workers gives g_k = (t1 / (tw - h) - 1) /
  * (w - 1); each is the median of the class's last {@link WINDOW} observations, so one slow phase of
@@ -71,7 +76,12 @@ export interface Choice {
   t1Ms: number;
   /** The class's index (for {@link Planner.record}). */
   cls: number;
+  /** The call's shape key (for {@link Planner.record}). */
+  shape: string;
 }
+
+/** Shapes remembered per planner; the table is emptied when it is full. */
+const SHAPES = 64;
 
 class Window {
   readonly #values: number[] = [];
@@ -99,6 +109,13 @@ interface ClassState {
   calls: number;
 }
 
+/** One shape's own times, ms, on the calling thread and on the workers. */
+interface ShapeState {
+  readonly here: Window;
+  readonly workers: Window;
+  calls: number;
+}
+
 /**
  * The per-process (per-device) planner of a CPU backend with `maxWorkers` workers.
  *
@@ -121,7 +138,8 @@ export class Planner {
   /** The most workers a call may get. */
   readonly maxWorkers: number;
   readonly #classes: ClassState[] = [];
-  readonly #choice: Choice = { workers: 0, t1Ms: 0, cls: 0 };
+  readonly #shapes = new Map<string, ShapeState>();
+  readonly #choice: Choice = { workers: 0, t1Ms: 0, cls: 0, shape: "" };
 
   constructor(maxWorkers: number) {
     this.maxWorkers = maxWorkers;
@@ -163,10 +181,18 @@ export class Planner {
         bestMs = ms;
       }
     }
+    const key = `${cls}:${bytes}:${most}`;
+    const shape = this.#shape(key);
+    if (most >= 2 && shape.here.size > 0 && shape.workers.size > 0) {
+      // Both plans timed on this very shape: they decide, not the model.
+      const faster = shape.workers.median(Infinity) < MARGIN * shape.here.median(0);
+      best = faster ? Math.max(best, 2) : 0;
+    }
     // Now and then the other plan, so that both stay measured.
-    const period = state.calls < YOUNG_CALLS ? EXPLORE_EARLY : EXPLORE_LATE;
+    const period = shape.calls < YOUNG_CALLS ? EXPLORE_EARLY : EXPLORE_LATE;
+    shape.calls++;
     state.calls++;
-    const explore = state.calls === FIRST_EXPLORE || state.calls % period === 0;
+    const explore = shape.calls === FIRST_EXPLORE || shape.calls % period === 0;
     if (explore && most >= 2 && t1 >= EXPLORE_MIN_MS) {
       best = best === 0 ? most : 0;
     }
@@ -174,18 +200,31 @@ export class Planner {
     choice.workers = best;
     choice.t1Ms = t1;
     choice.cls = cls;
+    choice.shape = key;
     return choice;
   }
 
   /** Records how long a call planned by `choice` took, ms (bytes: what it moved). */
   record(choice: Readonly<Choice>, ms: number, bytes: number): void {
     const state = this.#classes[choice.cls];
+    const shape = this.#shapes.get(choice.shape);
+    if (shape !== undefined) (choice.workers === 0 ? shape.here : shape.workers).push(ms);
     if (choice.workers === 0) {
       state.nsPerByte.push((ms * 1e6) / bytes);
     } else if (choice.workers >= 2) {
       const speedup = choice.t1Ms / Math.max(ms - HANDOFF_MS, 1e-3);
       state.gain.push(Math.min(1, Math.max(-1, (speedup - 1) / (choice.workers - 1))));
     }
+  }
+
+  #shape(key: string): ShapeState {
+    let shape = this.#shapes.get(key);
+    if (shape === undefined) {
+      if (this.#shapes.size >= SHAPES) this.#shapes.clear();
+      shape = { here: new Window(), workers: new Window(), calls: 0 };
+      this.#shapes.set(key, shape);
+    }
+    return shape;
   }
 
   /** The class's current one-thread ns per byte and per-worker gain (for reports and tests). */

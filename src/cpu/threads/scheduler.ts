@@ -108,7 +108,7 @@ export class KernelScheduler {
       return undefined;
     }
     const cut = cutCall(ready.planes, ready.rows, ready.bandable, workers);
-    const planned = { workers, t1Ms: choice.t1Ms, cls: choice.cls };
+    const planned = { workers, t1Ms: choice.t1Ms, cls: choice.cls, shape: choice.shape };
     return this.#pool.run({ ...ready, ...cut, workers }).then(() => {
       this.planner.record(planned, performance.now() - start, bytes);
     });
