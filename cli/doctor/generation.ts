@@ -74,16 +74,18 @@ export async function generationChecks(npu: Device): Promise<Check[]> {
     a950
       ? {
         status: "info",
-        title: "deterministic flag on this SoC, bilinear: changes the kernel for shrinking calls " +
-          "(off: ResizeBilinearV2Grad's atomic scatter, whose sums depend on the order of the " +
-          "additions and accumulate in the dtype; on: a gather in float32); enlarging, equal-size " +
-          "and mixed-dtype calls always gather",
+        title:
+          "deterministic flag on this SoC, bilinear: changes the kernel of calls that enlarge " +
+          "no dimension (off: ResizeBilinearV2Grad's atomic scatter, whose sums depend on the " +
+          "order of the additions and accumulate in the dtype; on: a gather in float32); calls " +
+          "that enlarge a dimension or mix dtypes always gather, equal sizes are a copy",
       }
       : {
         status: "info",
-        title:
-          "deterministic flag on this SoC, bilinear: no kernel change (UpsampleBilinear2dGrad " +
-          "and ResizeBilinearV2Grad ignore it)",
+        title: "deterministic flag on this SoC, bilinear: no change in public code " +
+          "(UpsampleBilinear2dGrad does not read it); the built-in fallback ResizeBilinearV2Grad " +
+          "(V1, and V2 calls whose scales its kernel refuses) is not public, so whether its " +
+          "results repeat run to run is unknown",
       },
   ];
   if (!a950) return checks;
