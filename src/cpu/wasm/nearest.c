@@ -94,6 +94,70 @@ static inline __attribute__((always_inline)) void sum_rows_factor2(const int dty
   for (; iw < inW; iw++) sum_cell_factor2(dtype, out, outRow, grad, row0, row1, rows, iw);
 }
 
+/* Cells per chunk of the float16 fast path (sum_rows_f16). */
+enum { F16_CHUNK = 32 };
+
+/* Eight float32 sums (lo: 0..3, hi: 4..7) to float16 bits, rebiased and rounded to nearest even as
+ * if every value were a normal float16; `bad` (u16 lanes) is raised to >= 0x7800 where one is not
+ * (zero, subnormal, overflow or NaN: the magnitude bits then fall outside [0x400, 0x7bff]). */
+static inline v128_t narrow8_f16_normal(v128_t lo, v128_t hi, v128_t *bad) {
+  v128_t a = wasm_v128_and(lo, K(0x7fffffff)), b = wasm_v128_and(hi, K(0x7fffffff));
+  v128_t ra = wasm_i32x4_add(wasm_i32x4_add(a, K(0xc8000fff)),
+                             wasm_v128_and(wasm_u32x4_shr(a, 13), K(1)));
+  v128_t rb = wasm_i32x4_add(wasm_i32x4_add(b, K(0xc8000fff)),
+                             wasm_v128_and(wasm_u32x4_shr(b, 13), K(1)));
+  /* Saturating: magnitudes above 0xffff (wrapped tiny values, NaNs) become 0xffff, also bad. */
+  v128_t m = wasm_u16x8_narrow_i32x4(opaque(wasm_u32x4_shr(ra, 13)), opaque(wasm_u32x4_shr(rb, 13)));
+  *bad = wasm_u16x8_max(*bad, wasm_i16x8_sub(m, K(0x04000400)));
+  v128_t sign = wasm_i16x8_narrow_i32x4(opaque(wasm_i32x4_shr(lo, 16)), opaque(wasm_i32x4_shr(hi, 16)));
+  return wasm_v128_or(m, wasm_v128_and(sign, K(0x80008000)));
+}
+
+/* sum_rows_factor2 for float16, F16_CHUNK cells per step: the tests for infinities and NaNs among
+ * the inputs and for sums outside the normal float16 range are accumulated over the chunk and
+ * checked once; a chunk that fails either is redone by the exact general code. */
+static inline __attribute__((always_inline)) void sum_rows_f16(void *out, size_t outRow,
+                                                               const void *grad, size_t row0,
+                                                               size_t row1, const int rows,
+                                                               int inW) {
+  const v128_t zero = wasm_f32x4_splat(0.0f);
+  const uint16_t *g = (const uint16_t *)grad;
+  uint16_t *o = (uint16_t *)out + outRow;
+  int iw = 0;
+  for (; iw + F16_CHUNK <= inW; iw += F16_CHUNK) {
+    v128_t special = wasm_i32x4_splat(0), bad = wasm_i32x4_splat(0);
+    for (int k = iw; k < iw + F16_CHUNK; k += 8) {
+      const size_t w = 2 * (size_t)k;
+      v128_t p = wasm_v128_load(g + row0 + w), q = wasm_v128_load(g + row0 + w + 8);
+      special = wasm_u16x8_max(special, wasm_u16x8_max(wasm_i16x8_shl(p, 1), wasm_i16x8_shl(q, 1)));
+      v128_t e0, o0, e1, o1;
+      split_pairs_f16_finite(p, &e0, &o0);
+      split_pairs_f16_finite(q, &e1, &o1);
+      v128_t a = wasm_f32x4_add(wasm_f32x4_add(zero, e0), o0);
+      v128_t b = wasm_f32x4_add(wasm_f32x4_add(zero, e1), o1);
+      if (rows == 2) {
+        v128_t r = wasm_v128_load(g + row1 + w), s = wasm_v128_load(g + row1 + w + 8);
+        special = wasm_u16x8_max(special, wasm_u16x8_max(wasm_i16x8_shl(r, 1), wasm_i16x8_shl(s, 1)));
+        split_pairs_f16_finite(r, &e0, &o0);
+        split_pairs_f16_finite(s, &e1, &o1);
+        a = wasm_f32x4_add(wasm_f32x4_add(a, e0), o0);
+        b = wasm_f32x4_add(wasm_f32x4_add(b, e1), o1);
+      }
+      wasm_v128_store(o + k, narrow8_f16_normal(a, b, &bad));
+    }
+    /* Exponent 31 (shifted left by one: >= 0xf800) or a sum outside the normal range (>= 0x7800)? */
+    v128_t fail = wasm_v128_or(wasm_u16x8_ge(special, K(0xf800f800)), wasm_u16x8_ge(bad, K(0x78007800)));
+    if (wasm_v128_any_true(fail)) {
+      sum_rows_factor2(DT_F16, out, outRow + iw, grad, row0 + 2 * (size_t)iw, row1 + 2 * (size_t)iw,
+                       rows, F16_CHUNK);
+    }
+  }
+  if (iw < inW) {
+    sum_rows_factor2(DT_F16, out, outRow + iw, grad, row0 + 2 * (size_t)iw, row1 + 2 * (size_t)iw,
+                     rows, inW - iw);
+  }
+}
+
 /* The common 2x2 case straight into the output row: ((((+0 + a0) + a1) + b0) + b1) per cell. */
 static inline void sum_two_rows_factor2(int dtype, void *out, size_t outRow, const void *grad,
                                         size_t row0, size_t row1, int inW) {
@@ -129,7 +193,15 @@ static inline __attribute__((always_inline)) void nearest_factor_impl(
       int oh = hStarts[ih], end = hStarts[ih + 1];
       if (end - oh == 2 && wFactor == 2) {
         size_t row0 = gPlane + (size_t)oh * outW;
+        if (dtype == DT_F16) {
+          sum_rows_f16(out, outRow, grad, row0, row0 + outW, 2, inW);
+          continue;
+        }
         sum_two_rows_factor2(dtype, out, outRow, grad, row0, row0 + outW, inW);
+        continue;
+      }
+      if (end - oh == 1 && wFactor == 2 && dtype == DT_F16) {
+        sum_rows_f16(out, outRow, grad, gPlane + (size_t)oh * outW, 0, 1, inW);
         continue;
       }
       if (end - oh == 1 && wFactor == 2) {
