@@ -48,6 +48,26 @@ static void load_group_row(int dtype, const group_t *g, size_t offset, int n, fl
   const uint16_t *r[4];
   for (int l = 0; l < 4; l++) r[l] = (const uint16_t *)g->grad[l] + offset;
   int i = 0;
+  if (dtype == DT_F16) {
+    /* Infinities and NaNs (exponent 31: >= 0xf800 shifted left by one) are looked for once per
+     * row; a row that has one is widened again by the exact general code. */
+    v128_t special = wasm_i32x4_splat(0);
+    for (; i + 8 <= n; i += 8) {
+      v128_t e[4], o[4];
+      for (int l = 0; l < 4; l++) {
+        v128_t h = wasm_v128_load(r[l] + i);
+        special = wasm_u16x8_max(special, wasm_i16x8_shl(h, 1));
+        split_pairs_f16_finite(h, &e[l], &o[l]);
+      }
+      transpose4(&e[0], &e[1], &e[2], &e[3]);
+      transpose4(&o[0], &o[1], &o[2], &o[3]);
+      for (int k = 0; k < 4; k++) {
+        wasm_v128_store(dst + 4 * (i + 2 * k), e[k]);
+        wasm_v128_store(dst + 4 * (i + 2 * k + 1), o[k]);
+      }
+    }
+    if (wasm_v128_any_true(wasm_u16x8_ge(special, K(0xf800f800)))) i = 0;
+  }
   for (; i + 8 <= n; i += 8) {
     v128_t e[4], o[4];
     for (int l = 0; l < 4; l++) split_pairs(dtype, wasm_v128_load(r[l] + i), &e[l], &o[l]);
@@ -76,6 +96,22 @@ static void store_group_row(int dtype, const group_t *g, size_t offset, int n, c
   uint16_t *r[4];
   for (int l = 0; l < 4; l++) r[l] = (uint16_t *)g->out[l] + offset;
   int i = 0;
+  if (dtype == DT_F16) {
+    /* Sums outside the normal float16 range are looked for once per row; a row that has one is
+     * rounded again by the exact general code. */
+    v128_t bad = wasm_i32x4_splat(0);
+    for (; i + 8 <= n; i += 8) {
+      v128_t lo[4], hi[4];
+      for (int k = 0; k < 4; k++) {
+        lo[k] = wasm_v128_load(src + 4 * (i + k));
+        hi[k] = wasm_v128_load(src + 4 * (i + 4 + k));
+      }
+      transpose4(&lo[0], &lo[1], &lo[2], &lo[3]);
+      transpose4(&hi[0], &hi[1], &hi[2], &hi[3]);
+      for (int l = 0; l < 4; l++) wasm_v128_store(r[l] + i, narrow8_f16_normal(lo[l], hi[l], &bad));
+    }
+    if (wasm_v128_any_true(wasm_u16x8_ge(bad, K(0x78007800)))) i = 0;
+  }
   for (; i + 8 <= n; i += 8) {
     v128_t lo[4], hi[4];
     for (int k = 0; k < 4; k++) {

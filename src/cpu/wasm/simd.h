@@ -205,6 +205,22 @@ static inline void split_pairs_f16_finite(v128_t pairs, v128_t *even, v128_t *od
   *odd = wasm_f32x4_mul(to, KF(0x1p112f));
 }
 
+/* Eight float32 sums (lo: 0..3, hi: 4..7) to float16 bits, rebiased and rounded to nearest even as
+ * if every value were a normal float16; `bad` (u16 lanes) is raised to >= 0x7800 where one is not
+ * (zero, subnormal, overflow or NaN: the magnitude bits then fall outside [0x400, 0x7bff]). */
+static inline v128_t narrow8_f16_normal(v128_t lo, v128_t hi, v128_t *bad) {
+  v128_t a = wasm_v128_and(lo, K(0x7fffffff)), b = wasm_v128_and(hi, K(0x7fffffff));
+  v128_t ra = wasm_i32x4_add(wasm_i32x4_add(a, K(0xc8000fff)),
+                             wasm_v128_and(wasm_u32x4_shr(a, 13), K(1)));
+  v128_t rb = wasm_i32x4_add(wasm_i32x4_add(b, K(0xc8000fff)),
+                             wasm_v128_and(wasm_u32x4_shr(b, 13), K(1)));
+  /* Saturating: magnitudes above 0xffff (wrapped tiny values, NaNs) become 0xffff, also bad. */
+  v128_t m = wasm_u16x8_narrow_i32x4(opaque(wasm_u32x4_shr(ra, 13)), opaque(wasm_u32x4_shr(rb, 13)));
+  *bad = wasm_u16x8_max(*bad, wasm_i16x8_sub(m, K(0x04000400)));
+  v128_t sign = wasm_i16x8_narrow_i32x4(opaque(wasm_i32x4_shr(lo, 16)), opaque(wasm_i32x4_shr(hi, 16)));
+  return wasm_v128_or(m, wasm_v128_and(sign, K(0x80008000)));
+}
+
 /* Rows of n values: float16/bfloat16 bits to float32 and back (convert.c). The kernels are one
  * translation unit (kernels.c includes every part), so these stay static and inlinable. */
 static void widen(int dtype, const uint16_t *src, float *dst, int n);
