@@ -1,6 +1,8 @@
 // tools/check_docs.ts: dangling path references in Markdown and in code comments, and Markdown links,
 // on small repositories written to a temp dir, and the CLI's exit status (`deno task check` runs it on
-// this repository).
+// this repository). The small repositories keep their documents in guide/ and their tests in specs/
+// (top-level folders the checker learns from the tree), so that no path of theirs reads as one of
+// this repository's.
 
 import assert from "node:assert/strict";
 import { blankFencedStrings, checkDocs, headingSlug } from "../../tools/check_docs.ts";
@@ -24,18 +26,18 @@ async function findings(root: string): Promise<string[]> {
 }
 
 const CLEAN: Record<string, string> = {
-  "README.md": "# Pkg\n\nSee [the rules](docs/rules.md#index-rule) and `src/a/b.ts`.\n",
-  "docs/rules.md":
+  "README.md": "# Pkg\n\nSee [the rules](guide/rules.md#index-rule) and `src/a/b.ts`.\n",
+  "guide/rules.md":
     "# Rules\n\n## Index rule\n\nBack to [README](../README.md); code in `src/a/`.\n",
   "src/a/b.ts":
-    "/** Stated in docs/rules.md. */\nexport const b = 1; // tests/x_test.ts checks it\n",
-  "tests/x_test.ts": "// src/a/b.ts\n",
+    "/** Stated in guide/rules.md. */\nexport const b = 1; // specs/x_test.ts checks it\n",
+  "specs/x_test.ts": "// src/a/b.ts\n",
   "native/README.md": "# native\n\nSources: `src/lib.c`, `src/{lib,util}.c`; output in `build/`.\n",
   "native/src/lib.c": "/* see native/README.md, src/util.c */\nint x;\n",
   "native/src/util.c": "int y;\n",
   ".gitignore": "native/build/\n",
   ".ci/run":
-    "#!/usr/bin/env bash\n# runs tests/x_test.ts and native/build/libx.so (built first)\necho $#\n",
+    "#!/usr/bin/env bash\n# runs specs/x_test.ts and native/build/libx.so (built first)\necho $#\n",
 };
 
 Deno.test("check_docs: a repository whose references all exist passes", async () => {
@@ -51,23 +53,23 @@ Deno.test("check_docs: each kind of dangling reference is found, with its file a
   const root = await repo({
     ...CLEAN,
     "README.md":
-      "# Pkg\n\nSee docs/semantics.md.\n\n[gone](docs/gone.md) [bad anchor](docs/rules.md#nope)\n",
+      "# Pkg\n\nSee guide/semantics.md.\n\n[gone](guide/gone.md) [bad anchor](guide/rules.md#nope)\n",
     "src/a/b.ts":
-      "/**\n * Rules in docs/semantics.md.\n */\nexport const b = 1; // tests/old_test.ts\n",
-    "tools/gen.py": '"""Models of docs/semantics.md."""\n# writes tests/fixtures/\nx = 1\n',
+      "/**\n * Rules in guide/semantics.md.\n */\nexport const b = 1; // specs/old_test.ts\n",
+    "tools/gen.py": '"""Models of guide/semantics.md."""\n# writes specs/fixtures/\nx = 1\n',
     "tools/run.sh": "#!/bin/sh\n# builds bench/missing.c\n",
     "native/src/lib.c": "/* see src/nope.c */\nint x;\n",
   });
   try {
     assert.deepEqual(await findings(root), [
-      "README.md:3: docs/semantics.md",
-      "README.md:5: docs/gone.md",
-      "README.md:5: docs/rules.md#nope",
+      "README.md:3: guide/semantics.md",
+      "README.md:5: guide/gone.md",
+      "README.md:5: guide/rules.md#nope",
       "native/src/lib.c:1: src/nope.c",
-      "src/a/b.ts:2: docs/semantics.md",
-      "src/a/b.ts:4: tests/old_test.ts",
-      "tools/gen.py:1: docs/semantics.md",
-      "tools/gen.py:2: tests/fixtures/",
+      "src/a/b.ts:2: guide/semantics.md",
+      "src/a/b.ts:4: specs/old_test.ts",
+      "tools/gen.py:1: guide/semantics.md",
+      "tools/gen.py:2: specs/fixtures/",
       "tools/run.sh:2: bench/missing.c",
     ]);
   } finally {
@@ -89,10 +91,10 @@ Deno.test("check_docs: code, example data, other repositories' paths and arithme
       ' * check("src/made_up.ts");',
       " * ```",
       " */",
-      'export const s = "docs/not_a_comment.md"; const r = /\\/\\/ src\\/x.ts/;',
+      'export const s = "guide/not_a_comment.md"; const r = /\\/\\/ src\\/x.ts/;',
       "export const t = `// src/in_template.ts`;",
     ].join("\n"),
-    "docs/rules.md": "# Rules\n\n## Index rule\n\n`native/build/libx.so`, `tests/.../case.ts`.\n",
+    "guide/rules.md": "# Rules\n\n## Index rule\n\n`native/build/libx.so`, `specs/.../case.ts`.\n",
   });
   try {
     assert.deepEqual(await findings(root), []);
@@ -102,7 +104,7 @@ Deno.test("check_docs: code, example data, other repositories' paths and arithme
 });
 
 Deno.test("check_docs: the command exits 1 and lists the dangling references", async () => {
-  const root = await repo({ ...CLEAN, "src/a/b.ts": "// docs/semantics.md\nexport {};\n" });
+  const root = await repo({ ...CLEAN, "src/a/b.ts": "// guide/semantics.md\nexport {};\n" });
   try {
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["run", "--allow-read", `${ROOT}/tools/check_docs.ts`, root],
@@ -111,7 +113,7 @@ Deno.test("check_docs: the command exits 1 and lists the dangling references", a
     }).output();
     const stderr = new TextDecoder().decode(out.stderr);
     assert.equal(out.code, 1, stderr);
-    assert.match(stderr, /src\/a\/b\.ts:1: docs\/semantics\.md/);
+    assert.match(stderr, /src\/a\/b\.ts:1: guide\/semantics\.md/);
   } finally {
     await Deno.remove(root, { recursive: true });
   }
