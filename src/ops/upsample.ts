@@ -5,9 +5,9 @@
  */
 
 import type { StorageView, UpsampleCall, UpsampleOp } from "../backend.ts";
-import { deviceInternals } from "../device.ts";
+import { type DeviceInternals, deviceInternals } from "../device.ts";
 import { type Tensor, tensorInternals } from "../tensor/tensor.ts";
-import { type CallMemo, recall, remember } from "./call_memo.ts";
+import { recall, remember } from "./call_memo.ts";
 import { type ResolvedUpsample, resolveUpsample } from "./validate.ts";
 
 /** Options shared by the three ops. */
@@ -136,44 +136,37 @@ export function upsampleBilinear2dBackward(
 function run(op: UpsampleOp, gradOutput: unknown, options: unknown): Tensor {
   // The same arguments as the last call on this gradOutput: its checks already passed (call_memo.ts).
   const memo = recall(op, gradOutput, options);
-  if (memo !== null) return rerun(memo, options as { out?: Tensor | null });
+  if (memo !== null) {
+    const out = (options as { out?: Tensor | null }).out ?? null;
+    return launch(memo.resolved, memo.internals, out, memo.call, false);
+  }
   const call = resolveUpsample(op, gradOutput, options);
-  const device = deviceInternals(call.device);
+  return launch(call, deviceInternals(call.device), call.out, null, true);
+}
+
+// The backend's own checks (cheap, and they may depend on the backend's state), the result (`out`,
+// or allocated here and freed again when the launch throws) and the launch of `reuse` or a new call
+// object; `memoize`: keep the validated call for the next call on the same gradOutput (only an NPU
+// call object is kept with it: it holds the buffers' handles, which are addresses there).
+function launch(
+  call: ResolvedUpsample,
+  device: DeviceInternals,
+  out: Tensor | null,
+  reuse: UpsampleCall<unknown> | null,
+  memoize: boolean,
+): Tensor {
   const backend = device.backend();
   backend.checkSupported(call);
-  const out = call.out;
   const result = out ?? device.empty(call.dtype, call.inputSize);
   let launched: UpsampleCall<unknown>;
   try {
-    launched = backendCall(call, result);
+    launched = reuse ?? backendCall(call, result);
     backend.launch(launched);
   } catch (error) {
     if (result !== out) result.dispose();
     throw error;
   }
-  // Only an NPU call object is kept: it holds the buffers' handles, which are addresses there.
-  remember(call, out !== null && backend.kind === "npu" ? launched : null);
-  return result;
-}
-
-// A call whose arguments equal the memo's: the backend's own checks (cheap, and they may depend on the
-// backend's state) and the launch, as in run().
-function rerun(memo: CallMemo, options: { out?: Tensor | null }): Tensor {
-  const call = memo.resolved;
-  const device = memo.internals;
-  const backend = device.backend();
-  backend.checkSupported(call);
-  if (memo.out !== null) {
-    backend.launch(memo.call ?? backendCall(call, options.out!));
-    return options.out!;
-  }
-  const result = device.empty(call.dtype, call.inputSize);
-  try {
-    backend.launch(backendCall(call, result));
-  } catch (error) {
-    result.dispose();
-    throw error;
-  }
+  if (memoize) remember(call, out !== null && backend.kind === "npu" ? launched : null);
   return result;
 }
 

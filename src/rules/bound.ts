@@ -35,11 +35,11 @@
  */
 
 import type { DType } from "../tensor/dtype.ts";
-import { type BilinearApi, bilinearRoute } from "./ascend_a2.ts";
-import { bilinearRoute950 } from "./ascend950_route.ts";
+import type { BilinearApi } from "./ascend_a2.ts";
 import type { AscendGeneration } from "./generation.ts";
+import { ascendPlan, type AscendTarget } from "./numerics.ts";
 import type { UpsampleParams } from "./ops.ts";
-import { bilinearRule950, linearTable, nearestTables, type TableRule } from "./tables.ts";
+import { linearTable, nearestTables, type TableRule } from "./tables.ts";
 
 /** One op call, as compared: sizes, scales (0 = from the sizes), dtype (the parameters every backend sees). */
 export type DeviceProblem = UpsampleParams;
@@ -136,43 +136,28 @@ interface Reaches {
 }
 
 function reaches(problem: DeviceProblem, options: BoundOptions): Reaches {
-  const { op, inputSize, outputSize, scales, alignCorners } = problem;
-  const api = options.bilinearApi ?? "v2";
-  const is950 = options.generation === "950", fma = options.fma ?? true;
-  const nearestRule: TableRule = is950 ? (fma ? "ascend950-fma" : "ascend950") : "ascend-a2";
+  const { op, inputSize, outputSize, alignCorners } = problem;
+  const target: AscendTarget = {
+    generation: options.generation ?? "a2",
+    bilinearApi: options.bilinearApi ?? "v2",
+    fma: options.fma ?? true,
+  };
+  const plan = ascendPlan({ ...problem, deterministic: options.deterministic ?? false }, target);
+  const { rule, scales, gather, atomic } = plan;
   if (op === "nearestExact1d") {
-    return {
-      h: ONE,
-      w: nearestReach(inputSize[2], outputSize[0], scales[0], nearestRule),
-      atomic: false,
-    };
+    return { h: ONE, w: nearestReach(inputSize[2], outputSize[0], scales[0], rule), atomic };
   }
   if (op === "nearestExact2d") {
     return {
-      h: nearestReach(inputSize[2], outputSize[0], scales[0], nearestRule),
-      w: nearestReach(inputSize[3], outputSize[1], scales[1], nearestRule),
-      atomic: false,
+      h: nearestReach(inputSize[2], outputSize[0], scales[0], rule),
+      w: nearestReach(inputSize[3], outputSize[1], scales[1], rule),
+      atomic,
     };
   }
-  if (is950) {
-    const route = bilinearRoute950(problem, { api, deterministic: options.deterministic ?? false });
-    if (route.kernel === "point-copy" || route.kernel === "c-parallel") {
-      throw new RangeError(`the 950's ${route.kernel} kernel runs on NHWC tensors only`);
-    }
-    const rule = bilinearRule950(route.kernel, fma);
-    const gather = route.kernel === "determine" || route.kernel === "determine-scales";
-    return {
-      h: linearReach(inputSize[2], outputSize[0], alignCorners, scales[0], rule, gather),
-      w: linearReach(inputSize[3], outputSize[1], alignCorners, scales[1], rule, gather),
-      atomic: route.atomic,
-    };
-  }
-  const route = bilinearRoute(problem, api);
-  const rule: TableRule = route.kernel === "kernel" ? "ascend-a2" : "pytorch";
   return {
-    h: linearReach(inputSize[2], outputSize[0], alignCorners, route.scales[0], rule),
-    w: linearReach(inputSize[3], outputSize[1], alignCorners, route.scales[1], rule),
-    atomic: false,
+    h: linearReach(inputSize[2], outputSize[0], alignCorners, scales[0], rule, gather),
+    w: linearReach(inputSize[3], outputSize[1], alignCorners, scales[1], rule, gather),
+    atomic,
   };
 }
 

@@ -9,7 +9,13 @@ import { type BilinearApi, bilinearRoute, checkAscendEmpty } from "./ascend_a2.t
 import { bilinearRoute950 } from "./ascend950_route.ts";
 import type { AscendGeneration } from "./generation.ts";
 import type { UpsampleParams } from "./ops.ts";
-import { bilinearRule950, linearTable, nearestTables, type TableRule } from "./tables.ts";
+import {
+  bilinearRule950,
+  linearTable,
+  nearestRule950,
+  nearestTables,
+  type TableRule,
+} from "./tables.ts";
 
 /** Whose results a device computes: PyTorch's CPU kernels', or the Ascend device's kernels'. */
 export type Numerics = "pytorch" | "device";
@@ -66,9 +72,51 @@ type RuledCall = UpsampleParams & { readonly deterministic: boolean; readonly ru
  * ```
  */
 export function ascendCall<C extends RuledCall>(call: C, target: AscendTarget): C {
+  const { rule, scales } = ascendPlan(call, target);
+  return { ...call, rule, scales };
+}
+
+/** How a target's kernels compute one call, as {@link ascendPlan} gives it. */
+export interface AscendPlan {
+  /** The table rule the shared CPU kernels run on. */
+  readonly rule: TableRule;
+  /** The scales they use (A2's size-derived routes drop the given ones). */
+  readonly scales: readonly number[];
+  /** A 950 gather kernel (DETERMINE, DETERMINE_SCALES): weights from running coordinates. */
+  readonly gather: boolean;
+  /** The device adds each term into the result in its dtype, in an unspecified order. */
+  readonly atomic: boolean;
+}
+
+/**
+ * The rule, scales and way of summing of `call` on `target`'s kernels: what {@link ascendCall}
+ * rewrites a call with and what the comparison bound (`bound.ts`) allows for.
+ *
+ * @throws {RangeError} for a 950 bilinear call routed to an NHWC-only kernel (never: the library
+ * tags tensors NCHW)
+ * @example
+ * ```ts
+ * import { ascendPlan } from "./numerics.ts";
+ * const call = {
+ *   op: "bilinear2d",
+ *   dtype: "float16",
+ *   inputSize: [1, 1, 8, 8],
+ *   outputSize: [4, 4],
+ *   scales: [0, 0],
+ *   alignCorners: false,
+ *   deterministic: false,
+ * } as const;
+ * ascendPlan(call, { generation: "950", bilinearApi: "v2", fma: true }).atomic; // true: SIMT scatter
+ * ```
+ */
+export function ascendPlan(
+  call: UpsampleParams & { readonly deterministic: boolean },
+  target: AscendTarget,
+): AscendPlan {
+  const { scales } = call;
   if (target.generation === "950") {
     if (call.op !== "bilinear2d") {
-      return { ...call, rule: target.fma ? "ascend950-fma" : "ascend950" };
+      return { rule: nearestRule950(target.fma), scales, gather: false, atomic: false };
     }
     const route = bilinearRoute950(call, {
       api: target.bilinearApi,
@@ -77,14 +125,15 @@ export function ascendCall<C extends RuledCall>(call: C, target: AscendTarget): 
     if (route.kernel === "point-copy" || route.kernel === "c-parallel") {
       throw new RangeError(`the 950's ${route.kernel} kernel runs on NHWC tensors only`);
     }
-    const rule: TableRule = bilinearRule950(route.kernel, target.fma);
-    return { ...call, rule };
+    const gather = route.kernel === "determine" || route.kernel === "determine-scales";
+    const rule = bilinearRule950(route.kernel, target.fma);
+    return { rule, scales, gather, atomic: route.atomic };
   }
-  if (call.op !== "bilinear2d") return { ...call, rule: "ascend-a2" };
+  if (call.op !== "bilinear2d") return { rule: "ascend-a2", scales, gather: false, atomic: false };
   const route = bilinearRoute(call, target.bilinearApi);
   return route.kernel === "kernel"
-    ? { ...call, rule: "ascend-a2" }
-    : { ...call, scales: route.scales, rule: "pytorch" };
+    ? { rule: "ascend-a2", scales, gather: false, atomic: false }
+    : { rule: "pytorch", scales: route.scales, gather: false, atomic: false };
 }
 
 /**
@@ -111,7 +160,7 @@ export function checkAscendRules(call: UpsampleParams, target: AscendTarget): vo
   const spatial = outputSize.length;
   if (target.generation === "950") {
     if (op === "bilinear2d") return;
-    const rule: TableRule = target.fma ? "ascend950-fma" : "ascend950";
+    const rule = nearestRule950(target.fma);
     for (let d = 0; d < spatial; d++) {
       nearestTables(inputSize[2 + d], outputSize[d], scales[d], rule);
     }

@@ -40,6 +40,19 @@ export type Ascend950BilinearRule =
 export type TableRule = "pytorch" | "ascend-a2" | Ascend950NearestRule | Ascend950BilinearRule;
 
 /**
+ * The 950 nearest-exact rule, with or without contraction.
+ *
+ * @example
+ * ```ts
+ * import { nearestRule950 } from "./tables.ts";
+ * nearestRule950(true); // "ascend950-fma"
+ * ```
+ */
+export function nearestRule950(fma: boolean): Ascend950NearestRule {
+  return fma ? "ascend950-fma" : "ascend950";
+}
+
+/**
  * The 950 bilinear rule of `kernel`, with or without contraction.
  *
  * @example
