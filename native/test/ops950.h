@@ -13,17 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXPECT(expr, status)                                                                        \
-    do {                                                                                            \
-        int rc_ = (int)(expr);                                                                      \
-        checks++;                                                                                   \
-        if (rc_ != (status)) {                                                                      \
-            failures++;                                                                             \
-            const char *m_ = aclGetRecentErrMsg();                                                  \
-            fprintf(stderr, "FAIL %s:%d: %s -> %d, expected %d (%s)\n", __FILE__, __LINE__, #expr, \
-                    rc_, (status), m_ ? m_ : "no message");                                         \
-        }                                                                                           \
-    } while (0)
+#define EXPECT(expr, status) EXPECT_STATUS(expr, status)
 
 static aclrtStream stream;
 

@@ -21,7 +21,7 @@
 
 import { type Bilinear950Kernel, scale950 } from "./ascend950_route.ts";
 import { mulAddF32 } from "./float32.ts";
-import type { LinearTable } from "./pytorch.ts";
+import { identityLinearTable, type LinearTable } from "./pytorch.ts";
 
 export type { Bilinear950Kernel };
 
@@ -180,12 +180,6 @@ function simtTable(
   return { i0, i1, l0, l1 };
 }
 
-function identityTable(size: number): LinearTable {
-  const i0 = new Int32Array(size), l0 = new Float32Array(size).fill(1);
-  for (let o = 0; o < size; o++) i0[o] = o;
-  return { i0, i1: i0.slice(), l0, l1: new Float32Array(size) };
-}
-
 /**
  * The table of one dimension of a 950 bilinear kernel, `scales` as the call gives them (0 = from
  * the sizes); the kernel's float32 scale is {@link scale950}. `fma`: the coordinate arithmetic
@@ -213,7 +207,7 @@ export function linearTable950(
     if (inSize !== outSize) {
       throw new RangeError(`the 950's all-copy needs equal sizes, got ${inSize} -> ${outSize}`);
     }
-    return identityTable(inSize);
+    return identityLinearTable(inSize);
   }
   if (kernel === "simt") {
     return simtTable(

@@ -8,7 +8,7 @@
  */
 
 import type { UpsampleParams } from "./ops.ts";
-import type { LinearTable } from "./pytorch.ts";
+import { identityLinearTable, type LinearTable } from "./pytorch.ts";
 
 /** Which bilinear aclnn API the device runs: V2 (current CANN) or the older V1. */
 export type BilinearApi = "v2" | "v1";
@@ -129,10 +129,6 @@ export function a2LinearTable(
   alignCorners: boolean,
   scales: number,
 ): LinearTable {
-  const i0 = new Int32Array(outSize);
-  const i1 = new Int32Array(outSize);
-  const l0 = new Float32Array(outSize);
-  const l1 = new Float32Array(outSize);
   let s: number;
   if (alignCorners) {
     s = outSize > 1 ? Math.fround(Math.fround(inSize - 1) / Math.fround(outSize - 1)) : 0;
@@ -140,12 +136,12 @@ export function a2LinearTable(
   else s = Math.fround(Math.fround(inSize) / Math.fround(outSize));
   if (skipsPass(s)) {
     checkSkippedPass(inSize, outSize, s);
-    for (let o = 0; o < outSize; o++) {
-      i0[o] = i1[o] = o;
-      l0[o] = 1;
-    }
-    return { i0, i1, l0, l1 };
+    return identityLinearTable(outSize);
   }
+  const i0 = new Int32Array(outSize);
+  const i1 = new Int32Array(outSize);
+  const l0 = new Float32Array(outSize);
+  const l1 = new Float32Array(outSize);
   for (let o = 0; o < outSize; o++) {
     let c = alignCorners
       ? Math.fround(o * s)

@@ -151,6 +151,22 @@ export interface LinearTable {
 }
 
 /**
+ * The identity table of a dimension of `size` (output `o` reads input `o` with weight 1): what
+ * every rule gives where a dimension keeps its size and is copied.
+ *
+ * @example
+ * ```ts
+ * import { identityLinearTable } from "./pytorch.ts";
+ * identityLinearTable(3).i0; // Int32Array [0, 1, 2]
+ * ```
+ */
+export function identityLinearTable(size: number): LinearTable {
+  const i0 = new Int32Array(size);
+  for (let o = 0; o < size; o++) i0[o] = o;
+  return { i0, i1: i0.slice(), l0: new Float32Array(size).fill(1), l1: new Float32Array(size) };
+}
+
+/**
  * Source indices and float32 weights of PyTorch's `compute_source_index_and_lambda` for every
  * output index of one dimension (same-size dimensions are the identity, whatever the scale).
  *
@@ -167,19 +183,11 @@ export function linearIndexTable(
   alignCorners: boolean,
   scales: number,
 ): LinearTable {
+  if (inSize === outSize) return identityLinearTable(outSize);
   const i0 = new Int32Array(outSize);
   const i1 = new Int32Array(outSize);
   const l0 = new Float32Array(outSize);
   const l1 = new Float32Array(outSize);
-  if (inSize === outSize) {
-    for (let o = 0; o < outSize; o++) {
-      i0[o] = o;
-      i1[o] = o;
-      l0[o] = 1;
-      l1[o] = 0;
-    }
-    return { i0, i1, l0, l1 };
-  }
   const s = bilinearScale(inSize, outSize, alignCorners, scales);
   for (let o = 0; o < outSize; o++) {
     let r: number;

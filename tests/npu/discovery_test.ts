@@ -13,20 +13,11 @@ import {
 } from "../../mod.ts";
 import { autoFallback, fallbackReasonOf, requestedNpu } from "../../src/backend_choice.ts";
 import { loadCannFrom, loaderReason, searchPlan } from "../../src/ffi/loader.ts";
-import { makeToolkit, makeTree, removeTree, runDeno } from "../support/cann_tree.ts";
+import { makeToolkit, makeTree, REAL_CANN, removeTree, runDeno } from "../support/cann_tree.ts";
 import { EMU_DIR, EMU_SPLIT_DIR, EMULATED_LANE } from "../support/helpers.ts";
 
 const CHILD = new URL("../support/child/open_device.ts", import.meta.url).pathname;
 const ALL = ["--allow-ffi", "--allow-env", "--allow-read"];
-// A host with a real CANN in a standard place would (rightly) find it where these tests expect none.
-const REAL_CANN = ["/usr/local/Ascend", "/opt/Ascend"].some((path) => {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-});
 
 interface Opened {
   backend?: string;

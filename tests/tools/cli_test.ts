@@ -4,20 +4,12 @@
 // does not claim one was; the emulation names itself as such.
 
 import assert from "node:assert/strict";
-import { runDeno } from "../support/cann_tree.ts";
+import { REAL_CANN, runDeno } from "../support/cann_tree.ts";
 import { EMU_DIR, EMULATED_LANE } from "../support/helpers.ts";
 
 const DOCTOR = new URL("../../cli/doctor/main.ts", import.meta.url).pathname;
 const VERIFY = new URL("../../cli/verify/main.ts", import.meta.url).pathname;
 const FLAGS = ["--allow-ffi", "--allow-env", "--allow-read"];
-const REAL_CANN = ["/usr/local/Ascend", "/opt/Ascend"].some((path) => {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-});
 
 Deno.test("cli: deno.json exports the library, doctor and verify", async () => {
   const config = JSON.parse(

@@ -6,7 +6,13 @@ import assert from "node:assert/strict";
 import { Device } from "../../mod.ts";
 import { checkFromError, exitCodeOf, formatReport, splitFix } from "../../cli/doctor/report.ts";
 import { compareCheck, smokeChecks } from "../../cli/doctor/smoke.ts";
-import { type ChildResult, makeToolkit, removeTree, runDeno } from "../support/cann_tree.ts";
+import {
+  type ChildResult,
+  makeToolkit,
+  REAL_CANN,
+  removeTree,
+  runDeno,
+} from "../support/cann_tree.ts";
 import {
   emu,
   EMU_DIR,
@@ -18,14 +24,6 @@ import {
 
 const DOCTOR = new URL("../../cli/doctor/main.ts", import.meta.url).pathname;
 const FLAGS = ["--allow-ffi", "--allow-env", "--allow-read"];
-const REAL_CANN = ["/usr/local/Ascend", "/opt/Ascend"].some((path) => {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-});
 
 async function doctor(env: Record<string, string>, args: string[] = []): Promise<ChildResult> {
   return await runDeno(DOCTOR, { flags: FLAGS, env, args });
