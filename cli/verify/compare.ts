@@ -18,6 +18,7 @@
 
 import type { BilinearApi } from "../../src/rules/ascend_a2.ts";
 import type { BoundOptions, DeviceProblem } from "../../src/rules/bound.ts";
+import { generationOfSoc, type SocGeneration } from "../../src/rules/generation.ts";
 import { Device, deviceInternals } from "../../src/device.ts";
 import { opApiName } from "../../src/ffi/aclnn_call.ts";
 import { NpuBackend } from "../../src/ffi/npu_backend.ts";
@@ -35,10 +36,52 @@ export {
 /** Options of {@link deviceReference}. */
 export interface DeviceCompareOptions extends BoundOptions {
   /**
-   * A CPU device to compute on (`numerics: "device"`, or `"pytorch"` for V1 bilinear); by default
-   * one is opened and closed per call.
+   * A CPU device to compute on (`numerics: "device"`, or `"pytorch"` for A2/A3's V1 bilinear); by
+   * default one is opened and closed per call.
    */
   readonly device?: Device;
+  /** The SoC whose rules the device opened here follows (`Device.open`'s `soc`; default A2/A3). */
+  readonly soc?: string;
+}
+
+/** The device reference an NPU's results are checked against, as {@link referenceOf} picks it. */
+export interface ReferenceChoice {
+  /** The SoC whose rules apply: the override, else the one the NPU reports (null: none). */
+  readonly soc: string | null;
+  /** Its generation, whether the name is known, and why. */
+  readonly target: SocGeneration;
+  /**
+   * Options for {@link deviceReference} and `compareWithDevice` (with the NPU's deterministic
+   * mode): the bilinear API the reference follows (the 950's V1 runs V2's kernels, with the
+   * scales), the generation, and `soc` when the name is one `Device.open` takes.
+   */
+  readonly options: DeviceCompareOptions;
+}
+
+/**
+ * The reference for results of `npu`: the rules of `soc` (an override, e.g. `verify --soc`) or of the
+ * SoC the runtime reports (`aclrtGetSocName`); an unknown name is taken as A2/A3, with the reason.
+ *
+ * @example
+ * ```ts
+ * import { Device } from "../../src/device.ts";
+ * import { referenceOf } from "./compare.ts";
+ * using cpu = Device.open({ backend: "cpu" });
+ * referenceOf(cpu, "Ascend950PR_9599").target.generation; // "950"
+ * ```
+ */
+export function referenceOf(npu: Device, soc?: string): ReferenceChoice {
+  const name = soc ?? npu.soc ?? null;
+  const target = generationOfSoc(name);
+  const { generation, known } = target;
+  const bilinearApi = generation === "950" ? "v2" : bilinearApiOf(npu);
+  const options: DeviceCompareOptions = {
+    bilinearApi,
+    generation,
+    deterministic: npu.deterministic,
+    ...(known && name !== null ? { soc: name } : {}),
+  };
+  return { soc: name, target, options };
 }
 
 /**
@@ -77,8 +120,10 @@ export async function deviceReference(
   gradOutput: Float32Array,
   options: DeviceCompareOptions = {},
 ): Promise<Float32Array> {
-  const v1 = problem.op === "bilinear2d" && options.bilinearApi === "v1";
-  // V1 is PyTorch's bilinear from the sizes (see bilinearRoute).
+  // V1 on A2/A3 is PyTorch's bilinear from the sizes (see bilinearRoute); on the 950 it runs V2's
+  // kernels with the scales.
+  const v1 = problem.op === "bilinear2d" && options.bilinearApi === "v1" &&
+    options.generation !== "950";
   const numerics = v1 ? "pytorch" : "device";
   const given = options.device;
   if (given !== undefined && (given.backend !== "cpu" || given.numerics !== numerics)) {
@@ -87,8 +132,9 @@ export async function deviceReference(
         `${given.backend} with numerics "${given.numerics}"`,
     );
   }
+  const soc = numerics === "device" ? options.soc : undefined;
   using opened = given === undefined
-    ? Device.open({ backend: "cpu", numerics, threads: 1 })
+    ? Device.open({ backend: "cpu", numerics, threads: 1, ...(soc === undefined ? {} : { soc }) })
     : undefined;
   const device = given ?? opened!;
   const { op, dtype, inputSize, outputSize, alignCorners } = problem;

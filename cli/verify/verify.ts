@@ -10,17 +10,16 @@
  */
 
 import { Device } from "../../src/device.ts";
-import { type AscendGeneration, generationOfSoc } from "../../src/rules/generation.ts";
 import { AclError } from "../../src/ffi/status.ts";
 import type { Tensor } from "../../src/tensor/tensor.ts";
 import { runParams } from "../../src/ops/run_params.ts";
 import type { VerifyOptions } from "./args.ts";
 import { describeCase, makeCases, seededRandom, type VerifyCase } from "./cases.ts";
 import {
-  bilinearApiOf,
   compareWithDevice,
   type DeviceComparison,
   deviceReference,
+  referenceOf,
 } from "./compare.ts";
 
 /** What a run found. */
@@ -53,22 +52,18 @@ export async function verifyDevice(
   log: (line: string) => void,
 ): Promise<VerifySummary> {
   // The reference follows the SoC the runtime reports (aclrtGetSocName), or --soc.
-  const soc = options.soc ?? npu.soc ?? null;
-  const target = generationOfSoc(soc);
+  const { target, options: bound } = referenceOf(npu, options.soc);
   log(
     `reference: ${target.generation === "950" ? "Ascend 950" : "Ascend A2/A3"} rules ` +
       `(${options.soc !== undefined ? "--soc" : "the runtime's SoC"}: ${target.reason})`,
   );
+  const soc = bound.soc;
   using reference = Device.open({
     backend: "cpu",
     numerics: "device",
-    ...(target.known && soc !== null ? { soc } : {}),
+    ...(soc === undefined ? {} : { soc }),
   });
   using pytorch = Device.open({ backend: "cpu" });
-  // On the 950 bilinear V1 runs the same ResizeBilinearV2Grad as V2 (with the scales): V2's reference.
-  const npuApi = bilinearApiOf(npu);
-  const bilinearApi = target.generation === "950" ? "v2" : npuApi;
-  const generation: AscendGeneration = target.generation;
   const cases = makeCases(options.cases, options.seed, options.dtypes);
   const random = seededRandom(options.seed ^ 0x5eed);
   let failures = 0;
@@ -92,27 +87,25 @@ export async function verifyDevice(
       log(`ERROR ${describeCase(c)}: ${error.message}`);
       continue;
     }
-    // V1 bilinear is PyTorch's rule from the sizes: its reference runs with PyTorch numerics.
-    const v1 = c.op === "bilinear2d" && bilinearApi === "v1";
+    // V1 bilinear on A2/A3 is PyTorch's rule from the sizes: its reference runs with PyTorch numerics.
+    const v1 = c.op === "bilinear2d" && bound.bilinearApi === "v1";
     const expected = await deviceReference(c, values, {
-      bilinearApi,
+      ...bound,
       device: v1 ? pytorch : reference,
     });
-    const check = compareWithDevice(c, values, onNpu, expected, {
-      bilinearApi,
-      generation,
-      deterministic: npu.deterministic,
-    });
+    const check = compareWithDevice(c, values, onNpu, expected, bound);
     if (!check.ok) {
       failures++;
       log(`MISMATCH ${describeCase(c)}: ${summarize(check, "device reference")}`);
     }
     // The same bound against PyTorch's semantics: what lies outside is the device's own behaviour.
-    const semantics = compareWithDevice(c, values, onNpu, await runCase(pytorch, c, values), {
-      bilinearApi,
-      generation,
-      deterministic: npu.deterministic,
-    });
+    const semantics = compareWithDevice(
+      c,
+      values,
+      onNpu,
+      await runCase(pytorch, c, values),
+      bound,
+    );
     if (!semantics.ok) {
       pytorchDifferences++;
       pytorchElements += semantics.failures;

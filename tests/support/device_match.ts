@@ -100,11 +100,11 @@ export async function referenceFor(
   target: DeviceTarget = {},
 ): Promise<{ expected: Float32Array; bound: BoundOptions }> {
   const generation = targetGeneration(target);
-  // The 950's V1 runs V2's kernels with the scales: V2's reference (cli/verify/verify.ts).
-  const referenceApi = generation === "950" ? "v2" : bilinearApi;
+  // (The 950's V1 runs V2's kernels with the scales: deviceReference and referenceDevice know.)
   const expected = await deviceReference(problem, grad, {
-    bilinearApi: referenceApi,
-    device: referenceDevice(problem.op, referenceApi, target.soc),
+    bilinearApi,
+    generation,
+    device: referenceDevice(problem.op, bilinearApi, target.soc),
   });
   const bound: BoundOptions = generation === "950"
     ? { bilinearApi, generation, deterministic: target.deterministic ?? false }
