@@ -10,7 +10,7 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { sha256Hex } from "./sha256.ts";
+import { filesHash } from "./sha256.ts";
 
 /** The worker's folder. */
 const DIR = new URL("../src/cpu/threads/", import.meta.url);
@@ -28,19 +28,7 @@ export const WORKER_SOURCES: readonly string[] = ["control.ts", "worker.ts"];
  * ```
  */
 export async function workerSourcesHash(): Promise<string> {
-  const parts: Uint8Array[] = [];
-  const encoder = new TextEncoder();
-  for (const name of WORKER_SOURCES) {
-    parts.push(encoder.encode(`${name}\0`), await Deno.readFile(new URL(name, DIR)));
-    parts.push(new Uint8Array(1));
-  }
-  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    all.set(part, at);
-    at += part.length;
-  }
-  return await sha256Hex(all);
+  return await filesHash(DIR, WORKER_SOURCES);
 }
 
 /**

@@ -56,10 +56,24 @@ export async function kernelSources(dir: URL): Promise<KernelSource[]> {
  * ```
  */
 export async function sourcesHash(dir: URL): Promise<string> {
+  return await filesHash(dir, (await kernelSources(dir)).map((file) => file.name));
+}
+
+/**
+ * SHA-256 over the named files of a folder, in the order given: each file's name, a NUL, its bytes,
+ * a NUL.
+ *
+ * @example
+ * ```ts ignore
+ * const hash = await filesHash(new URL("../src/cpu/threads/", import.meta.url), ["worker.ts"]);
+ * ```
+ */
+export async function filesHash(dir: URL, names: readonly string[]): Promise<string> {
   const parts: Uint8Array[] = [];
   const encoder = new TextEncoder();
-  for (const file of await kernelSources(dir)) {
-    parts.push(encoder.encode(`${file.name}\0`), await Deno.readFile(file.path), new Uint8Array(1));
+  for (const name of names) {
+    parts.push(encoder.encode(`${name}\0`), await Deno.readFile(new URL(name, dir)));
+    parts.push(new Uint8Array(1));
   }
   const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
