@@ -38,6 +38,17 @@ static void deinterleave4(const float *restrict src, float *const rows[4], int n
   }
 }
 
+/* Eight elements (i .. i + 7) of the four planes as pairs e (even elements) and o (odd), one vector
+ * per plane, stored interleaved: dst[4 j + l] is element j of plane l. */
+static inline void store_interleaved8(float *dst, int i, v128_t e[4], v128_t o[4]) {
+  transpose4(&e[0], &e[1], &e[2], &e[3]); /* elements i, i + 2, i + 4, i + 6 */
+  transpose4(&o[0], &o[1], &o[2], &o[3]); /* elements i + 1, ..., i + 7 */
+  for (int k = 0; k < 4; k++) {
+    wasm_v128_store(dst + 4 * (i + 2 * k), e[k]);
+    wasm_v128_store(dst + 4 * (i + 2 * k + 1), o[k]);
+  }
+}
+
 static void load_group_row(int dtype, const group_t *g, size_t offset, int n, float *dst) {
   if (dtype == DT_F32) {
     const float *rows[4];
@@ -59,24 +70,14 @@ static void load_group_row(int dtype, const group_t *g, size_t offset, int n, fl
         special = wasm_u16x8_max(special, wasm_i16x8_shl(h, 1));
         split_pairs_f16_finite(h, &e[l], &o[l]);
       }
-      transpose4(&e[0], &e[1], &e[2], &e[3]);
-      transpose4(&o[0], &o[1], &o[2], &o[3]);
-      for (int k = 0; k < 4; k++) {
-        wasm_v128_store(dst + 4 * (i + 2 * k), e[k]);
-        wasm_v128_store(dst + 4 * (i + 2 * k + 1), o[k]);
-      }
+      store_interleaved8(dst, i, e, o);
     }
     if (wasm_v128_any_true(wasm_u16x8_ge(special, K(0xf800f800)))) i = 0;
   }
   for (; i + 8 <= n; i += 8) {
     v128_t e[4], o[4];
     for (int l = 0; l < 4; l++) split_pairs(dtype, wasm_v128_load(r[l] + i), &e[l], &o[l]);
-    transpose4(&e[0], &e[1], &e[2], &e[3]); /* elements i, i + 2, i + 4, i + 6 */
-    transpose4(&o[0], &o[1], &o[2], &o[3]); /* elements i + 1, ..., i + 7 */
-    for (int k = 0; k < 4; k++) {
-      wasm_v128_store(dst + 4 * (i + 2 * k), e[k]);
-      wasm_v128_store(dst + 4 * (i + 2 * k + 1), o[k]);
-    }
+    store_interleaved8(dst, i, e, o);
   }
   SCALAR_TAIL
   for (; i < n; i++) {
@@ -84,6 +85,17 @@ static void load_group_row(int dtype, const group_t *g, size_t offset, int n, fl
       dst[4 * i + l] = loadf(dtype, r[l], i);
     }
   }
+}
+
+/* Elements i .. i + 7 of the four planes from interleaved src (src[4 j + l]): lo[l] holds elements
+ * i .. i + 3 of plane l, hi[l] elements i + 4 .. i + 7. */
+static inline void load_deinterleaved8(const float *src, int i, v128_t lo[4], v128_t hi[4]) {
+  for (int k = 0; k < 4; k++) {
+    lo[k] = wasm_v128_load(src + 4 * (i + k));
+    hi[k] = wasm_v128_load(src + 4 * (i + 4 + k));
+  }
+  transpose4(&lo[0], &lo[1], &lo[2], &lo[3]);
+  transpose4(&hi[0], &hi[1], &hi[2], &hi[3]);
 }
 
 static void store_group_row(int dtype, const group_t *g, size_t offset, int n, const float *src) {
@@ -102,24 +114,14 @@ static void store_group_row(int dtype, const group_t *g, size_t offset, int n, c
     v128_t bad = wasm_i32x4_splat(0);
     for (; i + 8 <= n; i += 8) {
       v128_t lo[4], hi[4];
-      for (int k = 0; k < 4; k++) {
-        lo[k] = wasm_v128_load(src + 4 * (i + k));
-        hi[k] = wasm_v128_load(src + 4 * (i + 4 + k));
-      }
-      transpose4(&lo[0], &lo[1], &lo[2], &lo[3]);
-      transpose4(&hi[0], &hi[1], &hi[2], &hi[3]);
+      load_deinterleaved8(src, i, lo, hi);
       for (int l = 0; l < 4; l++) wasm_v128_store(r[l] + i, narrow8_f16_normal(lo[l], hi[l], &bad));
     }
     if (wasm_v128_any_true(wasm_u16x8_ge(bad, K(0x78007800)))) i = 0;
   }
   for (; i + 8 <= n; i += 8) {
     v128_t lo[4], hi[4];
-    for (int k = 0; k < 4; k++) {
-      lo[k] = wasm_v128_load(src + 4 * (i + k));
-      hi[k] = wasm_v128_load(src + 4 * (i + 4 + k));
-    }
-    transpose4(&lo[0], &lo[1], &lo[2], &lo[3]);
-    transpose4(&hi[0], &hi[1], &hi[2], &hi[3]);
+    load_deinterleaved8(src, i, lo, hi);
     for (int l = 0; l < 4; l++) wasm_v128_store(r[l] + i, narrow8(dtype, lo[l], hi[l]));
   }
   SCALAR_TAIL

@@ -184,12 +184,10 @@ static inline __attribute__((always_inline)) void nearest_factor_impl(
         sum_two_rows_factor2(dtype, out, outRow, grad, row0, row0 + outW, inW);
         continue;
       }
-      if (end - oh == 1 && wFactor == 2 && dtype == DT_F16) {
-        sum_rows_f16(out, outRow, grad, gPlane + (size_t)oh * outW, 0, 1, inW);
-        continue;
-      }
       if (end - oh == 1 && wFactor == 2) {
-        sum_rows_factor2(dtype, out, outRow, grad, gPlane + (size_t)oh * outW, 0, 1, inW);
+        const size_t row = gPlane + (size_t)oh * outW;
+        if (dtype == DT_F16) sum_rows_f16(out, outRow, grad, row, 0, 1, inW);
+        else sum_rows_factor2(dtype, out, outRow, grad, row, 0, 1, inW);
         continue;
       }
       float *acc = dtype == DT_F32 ? (float *)out + outRow : accRow;
