@@ -49,3 +49,4 @@ export {
   LibraryLoadError,
   MissingSymbolError,
 } from "./src/ffi/status.ts";
+export { NondeterministicKernelError, UnsupportedSocError } from "./src/rules/support.ts";

@@ -77,7 +77,7 @@ export interface Backend<H> {
   /** Waits for queued work, then copies `length` elements from `start` of the storage to the host. */
   download(handle: H, dtype: DType, start: number, length: number): Promise<HostArray>;
   /** Throws `TypeError`/`RangeError` when the backend cannot run these parameters (before allocation). */
-  checkSupported(params: UpsampleParams): void;
+  checkSupported(params: UpsampleParams & { readonly deterministic: boolean }): void;
   /** Enqueues an op (the CPU backend runs it at once). */
   launch(call: UpsampleCall<H>): void;
   /** Switches the runtime's deterministic mode. */

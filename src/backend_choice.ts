@@ -7,6 +7,7 @@
 
 import { searchPlan } from "./ffi/loader.ts";
 import { AclError, LibraryLoadError } from "./ffi/status.ts";
+import { UnsupportedSocError } from "./rules/support.ts";
 
 // Runtime calls that answer "is there an NPU here at all"; a failure of a later call is a broken
 // runtime, which "auto" reports by throwing rather than hiding behind the CPU backend.
@@ -60,7 +61,10 @@ export function autoFallback(error: unknown, request: NpuRequest): string {
  * ```
  */
 export function fallbackReasonOf(error: unknown): string | undefined {
-  if (error instanceof LibraryLoadError || error instanceof Deno.errors.NotCapable) {
+  if (
+    error instanceof LibraryLoadError || error instanceof Deno.errors.NotCapable ||
+    error instanceof UnsupportedSocError
+  ) {
     return error.message;
   }
   if (error instanceof AclError && DISCOVERY_APIS.has(error.api)) {

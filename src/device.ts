@@ -101,18 +101,23 @@ export class Device {
    * @throws {AclError} when the runtime fails to initialise the device
    */
   static open(options: DeviceOpenOptions = {}): Device {
+    const resolved = resolveOpenOptions(options);
     const { backend, deviceId, libDir, deterministic, cpuKernels, threads, numerics, ascend } =
-      resolveOpenOptions(options);
-    const cpu = (): CpuBackend => new CpuBackend(cpuKernels, { threads, numerics, ascend });
+      resolved;
+    const { deterministicWarnOnly } = resolved;
+    const cpu = (): CpuBackend =>
+      new CpuBackend(cpuKernels, { threads, numerics, ascend, deterministicWarnOnly });
     if (backend === "cpu" || numerics === "pytorch") {
       const device = new Device(cpu(), deterministic);
       device.#soc = options.soc;
       return device;
     }
-    if (backend === "npu") return new Device(openNpuBackend({ deviceId, libDir }), deterministic);
+    if (backend === "npu") {
+      return new Device(openNpuBackend({ deviceId, libDir, deterministicWarnOnly }), deterministic);
+    }
     let npu: ReturnType<typeof openNpuBackend>;
     try {
-      npu = openNpuBackend({ deviceId, libDir, probe: true });
+      npu = openNpuBackend({ deviceId, libDir, probe: true, deterministicWarnOnly });
     } catch (error) {
       // "auto" falls back when there is no usable CANN or device; a broken runtime still throws.
       const reason = autoFallback(error, { libDir, deviceId: options.deviceId });
@@ -165,8 +170,9 @@ export class Device {
   }
 
   /**
-   * The Ascend kernel generation this device computes (`"a2"`: Atlas A2/A3, `"950"`: Ascend 950),
-   * or undefined with PyTorch's numerics. On an NPU it follows {@link Device.soc} (`"a2"` assumed
+   * The Ascend kernel generation this device computes (`"a2"`: Atlas A2/A3, `"950"`: Ascend 950,
+   * `"910"`: Atlas training series, `"310p"`: Atlas inference series), or undefined with PyTorch's
+   * numerics. On an NPU it follows {@link Device.soc} (`"a2"` assumed
    * for a SoC the library does not know); a device reference for an NPU's results opens the CPU
    * backend with `numerics: "device"` and that NPU's `soc` (when known).
    */

@@ -49,9 +49,10 @@ export interface DeviceOpenOptions {
   numerics?: Numerics;
   /**
    * With `backend: "cpu"` and `numerics: "device"`: the SoC whose kernels the device reference
-   * reproduces, as `aclrtGetSocName` names it (`"Ascend910B3"`, `"Ascend910_9392"`: Atlas A2/A3;
-   * `"Ascend950PR_9599"`: Ascend 950). Default: the A2/A3 rules. An NPU reads its own SoC
-   * ({@link Device.soc}).
+   * reproduces, as `aclrtGetSocName` names it and CANN's platform table lists it
+   * (`"Ascend910B3"`, `"Ascend910_9392"`: Atlas A2/A3; `"Ascend950PR_9599"`: Ascend 950;
+   * `"Ascend910A"`, `"Ascend910B"`: Atlas training series; `"Ascend310P3"`: Atlas inference
+   * series). Default: the A2/A3 rules. An NPU reads its own SoC ({@link Device.soc}).
    */
   soc?: string;
   /**
@@ -60,6 +61,19 @@ export interface DeviceOpenOptions {
    * 1d nearest-exact 6 -> 1 sends the gradient to input 2 with contraction, 3 without).
    */
   ascendFma?: boolean;
+  /**
+   * With an A2/A3, 910 or 310P `soc` (or none): whether the reference takes the TBE kernel
+   * ResizeBilinearV2Grad's coordinate `scale * (d + 0.5) - 0.5` as one fused multiply-add and its
+   * vector multiply-adds as rounding once (default false: every step rounds; the source does not
+   * say, `deno task doctor` probes it on an NPU).
+   */
+  tbeFma?: boolean;
+  /**
+   * When deterministic mode is on (the `deterministic` option, `setDeterministic` or per call) and a
+   * call's kernel adds in an order nothing fixes (it ignores the flag), warn once on stderr and run
+   * it instead of throwing `NondeterministicKernelError` (default false; PyTorch's `warn_only`).
+   */
+  deterministicWarnOnly?: boolean;
 }
 
 /** Options of {@link Device.tensor} and {@link Device.zeros}. */
@@ -78,6 +92,8 @@ const OPEN_KEYS = new Set([
   "numerics",
   "soc",
   "ascendFma",
+  "tbeFma",
+  "deterministicWarnOnly",
 ]);
 /** Upper bound of the `threads` option. */
 const MAX_THREADS = 1024;
@@ -100,6 +116,8 @@ export interface ResolvedOpenOptions {
   readonly numerics: Numerics | undefined;
   /** The Ascend kernels a CPU device reference reproduces. */
   readonly ascend: AscendTarget;
+  /** Warn once instead of throwing for an order-dependent kernel in deterministic mode. */
+  readonly deterministicWarnOnly: boolean;
 }
 
 /**
@@ -162,8 +180,24 @@ export function resolveOpenOptions(options: DeviceOpenOptions): ResolvedOpenOpti
         `its kernels compute (numerics "device"); open backend "cpu" for PyTorch's results`,
     );
   }
+  const { deterministicWarnOnly = false } = options;
+  if (typeof deterministicWarnOnly !== "boolean") {
+    throw new TypeError(
+      `Device.open deterministicWarnOnly must be a boolean, got ${String(deterministicWarnOnly)}`,
+    );
+  }
   const ascend = ascendTarget(options, backend);
-  return { backend, deviceId, libDir, deterministic, cpuKernels, threads, numerics, ascend };
+  return {
+    backend,
+    deviceId,
+    libDir,
+    deterministic,
+    cpuKernels,
+    threads,
+    numerics,
+    ascend,
+    deterministicWarnOnly,
+  };
 }
 
 /** The dtype of {@link TensorOptions}, checked (default `"float32"`). */
@@ -193,12 +227,14 @@ export function checkShape(shape: readonly number[], what: string): number {
   return numel(shape, `${what}: shape`);
 }
 
-// The Ascend target of a device reference from the `soc` and `ascendFma` options (validated here).
+// The Ascend target of a device reference from the `soc`, `ascendFma` and `tbeFma` options.
 function ascendTarget(options: DeviceOpenOptions, backend: string): AscendTarget {
-  const { soc, ascendFma } = options;
-  if (soc === undefined && ascendFma === undefined) return DEFAULT_ASCEND_TARGET;
-  const key = soc !== undefined ? "soc" : "ascendFma";
-  const value = soc !== undefined ? JSON.stringify(soc) : String(ascendFma);
+  const { soc, ascendFma, tbeFma } = options;
+  if (soc === undefined && ascendFma === undefined && tbeFma === undefined) {
+    return DEFAULT_ASCEND_TARGET;
+  }
+  const key = soc !== undefined ? "soc" : ascendFma !== undefined ? "ascendFma" : "tbeFma";
+  const value = soc !== undefined ? JSON.stringify(soc) : String(options[key]);
   if (backend !== "cpu" || options.numerics !== "device") {
     throw new TypeError(
       `Device.open: ${key} ${value} chooses the kernels the CPU device reference reproduces, so it ` +
@@ -209,24 +245,35 @@ function ascendTarget(options: DeviceOpenOptions, backend: string): AscendTarget
   if (soc !== undefined && typeof soc !== "string") {
     throw new TypeError(`Device.open soc must be a SoC name string, got ${String(soc)}`);
   }
-  if (ascendFma !== undefined && typeof ascendFma !== "boolean") {
-    throw new TypeError(`Device.open ascendFma must be a boolean, got ${String(ascendFma)}`);
+  for (const flag of ["ascendFma", "tbeFma"] as const) {
+    const given = options[flag];
+    if (given !== undefined && typeof given !== "boolean") {
+      throw new TypeError(`Device.open ${flag} must be a boolean, got ${String(given)}`);
+    }
   }
-  const { generation, known } = generationOfSoc(soc ?? null);
+  const { generation, known, unsupported } = generationOfSoc(soc ?? null);
+  if (unsupported !== undefined) {
+    throw new RangeError(`Device.open soc ${JSON.stringify(soc)}: ${unsupported}`);
+  }
   if (soc !== undefined && !known) {
     throw new RangeError(
-      `Device.open soc ${JSON.stringify(soc)} is not a SoC the library models: Ascend910B* and ` +
-        `Ascend910_93* (Atlas A2/A3) or Ascend950* (Ascend 950), as aclrtGetSocName names them`,
+      `Device.open soc ${JSON.stringify(soc)} is not in CANN's platform table as the library ` +
+        `knows it (e.g. Ascend910B3, Ascend910_9392, Ascend950PR_9599, Ascend910A, Ascend310P3; ` +
+        `the names aclrtGetSocName answers)`,
     );
   }
+  const socText = soc === undefined ? "unset (the A2/A3 rules)" : JSON.stringify(soc);
   if (ascendFma !== undefined && generation !== "950") {
     throw new TypeError(
-      `Device.open ascendFma ${ascendFma} applies to the Ascend 950 rules only (soc Ascend950*), ` +
-        `got soc ${
-          soc === undefined ? "unset (the A2/A3 rules)" : JSON.stringify(soc)
-        }: the A2/A3 ` +
-        `kernels round every vector instruction`,
+      `Device.open ascendFma ${ascendFma} applies to the Ascend 950 rules only, got soc ` +
+        `${socText}: there tbeFma sets the TBE kernel's contraction`,
     );
   }
-  return { generation, bilinearApi: "v2", fma: ascendFma ?? true };
+  if (tbeFma !== undefined && generation === "950") {
+    throw new TypeError(
+      `Device.open tbeFma ${tbeFma} applies to the TBE ResizeBilinearV2Grad of Atlas A2/A3, 910 ` +
+        `and 310P, got soc ${socText}: the 950 runs its own kernels (ascendFma)`,
+    );
+  }
+  return { generation, bilinearApi: "v2", fma: ascendFma ?? true, tbeFma: tbeFma ?? false };
 }

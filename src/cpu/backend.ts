@@ -31,6 +31,7 @@ import {
   DEFAULT_ASCEND_TARGET,
   type Numerics,
 } from "../rules/numerics.ts";
+import { checkDeterministicKernel } from "../rules/support.ts";
 import type { StridedArray } from "./types.ts";
 import {
   bilinear2dBackwardCpu,
@@ -91,6 +92,8 @@ export interface CpuBackendOptions {
    * {@link DEFAULT_ASCEND_TARGET}: A2/A3, bilinear V2).
    */
   ascend?: AscendTarget;
+  /** Device numerics: warn once instead of throwing for an order-dependent kernel (default false). */
+  deterministicWarnOnly?: boolean;
 }
 
 /**
@@ -116,6 +119,8 @@ export class CpuBackend implements Backend<CpuBuffer> {
   readonly numerics: Numerics;
   /** The Ascend kernels reproduced with `numerics: "device"` (generation, bilinear API, contraction). */
   readonly ascend: AscendTarget;
+  /** Device numerics: warn once instead of throwing for an order-dependent kernel. */
+  readonly deterministicWarnOnly: boolean;
   /** One tensor takes at most the 4 GiB of a wasm32 memory. */
   readonly tensorLimit: TensorLimit = TENSOR_LIMIT;
   #kernels: WasmKernels | null;
@@ -138,6 +143,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
     this.threads = threads;
     this.numerics = options.numerics ?? "pytorch";
     this.ascend = options.ascend ?? DEFAULT_ASCEND_TARGET;
+    this.deterministicWarnOnly = options.deterministicWarnOnly ?? false;
     this.#minParallel = cpuTuning.minParallelElements;
     this.#kernels = kernels === "typescript"
       ? null
@@ -242,8 +248,11 @@ export class CpuBackend implements Backend<CpuBuffer> {
    * Rejects results too large for one host typed array, and with device numerics what the device
    * rejects or leaves undefined, before anything is allocated.
    */
-  checkSupported(params: UpsampleParams): void {
-    if (this.numerics === "device") checkAscendRules(params, this.ascend);
+  checkSupported(params: UpsampleParams & { readonly deterministic: boolean }): void {
+    if (this.numerics === "device") {
+      checkAscendRules(params, this.ascend);
+      checkDeterministicKernel(params, this.ascend, this.deterministicWarnOnly);
+    }
     // The result must fit as any tensor does: a tiny gradOutput downsampled from a huge inputSize
     // would otherwise take minutes and gigabytes of host memory before failing.
     const { op, dtype, inputSize } = params;

@@ -7,7 +7,7 @@
  */
 
 import type { LinearTable } from "../rules/pytorch.ts";
-import { linearTable } from "../rules/tables.ts";
+import { dimensionRule, linearTable } from "../rules/tables.ts";
 import { RowReader, RowWriter, scratchBuffer } from "./strided.ts";
 import type { BilinearBackwardArgs } from "./types.ts";
 
@@ -98,8 +98,8 @@ export function bilinear2dBackwardCpu(args: BilinearBackwardArgs): void {
   const [outH, outW] = outputSize;
   if (n === 0 || c === 0) return;
   const rule = args.rule ?? "pytorch";
-  const th = linearTable(inH, outH, alignCorners, scales[0], rule);
-  const tw = linearTable(inW, outW, alignCorners, scales[1], rule);
+  const th = linearTable(inH, outH, alignCorners, scales[0], dimensionRule(rule, 0));
+  const tw = linearTable(inW, outW, alignCorners, scales[1], dimensionRule(rule, 1));
   const hi0 = th.i0, hi1 = th.i1, hl0 = th.l0, hl1 = th.l1;
   const wi0 = tw.i0, wi1 = tw.i1, wl0 = tw.l0, wl1 = tw.l1;
   const gs = gradOutput.strides;

@@ -32,6 +32,8 @@ export interface LaunchTarget {
   readonly descriptors: DescriptorCache;
   /** Returns a workspace of at least `bytes` (cached, grow-only). */
   workspace(bytes: bigint): bigint;
+  /** The device's kernel generation (default `"a2"`). */
+  readonly generation?: AscendGeneration;
 }
 
 const PHASE1_NAMES: Readonly<Record<UpsampleOp, string>> = {
@@ -120,7 +122,9 @@ export function checkOpSupported(
 ): void {
   const { name, missing } = opSymbols(libs, params.op);
   if (missing !== null) throw new MissingSymbolError(missing, libs.opapiPath);
-  if (params.op !== "bilinear2d" || name.endsWith("V2") || generation === "950") return;
+  // V1's limits below are A2/A3's: the 950 runs V1 with scales and bfloat16, and on the 910/310P
+  // V2 ignores scales too and bfloat16 is refused before (family.ts).
+  if (params.op !== "bilinear2d" || name.endsWith("V2") || generation !== "a2") return;
   if (params.dtype === "bfloat16") {
     throw new TypeError(
       `upsampleBilinear2dBackward: this CANN only has aclnnUpsampleBilinear2dBackward (V1), which ` +
@@ -247,7 +251,7 @@ function prepare(
 ): ReusedExecutor | null {
   const { runtime, descriptors } = target;
   const { libs } = runtime;
-  const symbols = opSymbols(libs, call.op);
+  const symbols = v1ForSameSizes(target, call) ? v1Symbols(libs) : opSymbols(libs, call.op);
   // Both exist: checkOpSupported ran before anything was allocated.
   const phase1 = opFunction(libs, symbols.phase1Name)!;
   const grad = gradView.tensor;
@@ -295,6 +299,27 @@ function prepare(
   const phase2 = opFunction(libs, symbols.name)!;
   runtime.check(phase2(workspace, workspaceSize, executor, target.stream), symbols.name);
   return null;
+}
+
+// On the 910 and 310P, V2 launches nothing when the sizes are equal (aclnn_upsample_bilinear_2d_
+// backward_v2.cpp: its ResizeBilinearV2Grad branch needs different sizes, its own kernel DAV_2201),
+// leaving out as it was; V1 copies gradOutput there (aclnn_upsample_bilinear_2d_backward.cpp).
+function v1ForSameSizes(target: LaunchTarget, call: UpsampleCall<NpuBuffer>): boolean {
+  const generation = target.generation;
+  if (call.op !== "bilinear2d" || (generation !== "910" && generation !== "310p")) return false;
+  return call.inputSize[2] === call.outputSize[0] && call.inputSize[3] === call.outputSize[1];
+}
+
+function v1Symbols(libs: CannLibraries): OpSymbols {
+  const name = PHASE1_NAMES.bilinear2d;
+  const phase1Name = `${name}GetWorkspaceSize`;
+  const missing = opFunction(libs, phase1Name) === null
+    ? phase1Name
+    : opFunction(libs, name) === null
+    ? name
+    : null;
+  if (missing !== null) throw new MissingSymbolError(missing, libs.opapiPath);
+  return { name, phase1Name, missing };
 }
 
 // The cached int arrays are the views' own sizes: refuse a call whose sizes say otherwise (only an

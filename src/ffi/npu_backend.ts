@@ -8,7 +8,9 @@
 
 import type { Backend, MemoryInfo, TensorLimit, UpsampleCall, UpsampleParams } from "../backend.ts";
 import { checkAscendEmpty } from "../rules/ascend_a2.ts";
-import { generationOfSoc, type SocGeneration } from "../rules/generation.ts";
+import { type AscendGeneration, generationOfSoc, type SocGeneration } from "../rules/generation.ts";
+import { checkFamilySupports } from "../rules/family.ts";
+import { checkDeterministicKernel } from "../rules/support.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
 import {
   checkOpSupported,
@@ -16,6 +18,7 @@ import {
   launchAclnn,
   type LaunchTarget,
   type NpuBuffer,
+  opApiName,
 } from "./aclnn_call.ts";
 import { DescriptorCache } from "./descriptors.ts";
 import type { CannRuntime } from "./runtime.ts";
@@ -84,12 +87,19 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     readonly name: string,
     /** The SoC name `aclrtGetSocName` answered (null: the runtime lacks it or answered NULL). */
     readonly soc: string | null = null,
+    /** Warn once instead of throwing for an order-dependent kernel in deterministic mode. */
+    readonly deterministicWarnOnly = false,
   ) {
     this.socGeneration = generationOfSoc(soc);
     this.descriptors = new DescriptorCache(
       runtime.libs.nnopbase,
       (api) => runtime.error(ACLNN_ERR_INNER, api),
     );
+  }
+
+  /** The kernel generation of {@link soc} (part of the launch target). */
+  get generation(): AscendGeneration {
+    return this.socGeneration.generation;
   }
 
   /** Allocates device memory (32-byte aligned by the runtime); empty buffers take none. */
@@ -155,10 +165,17 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
    * Missing operator symbols and V1-only limits (A2/A3) are reported before anything is allocated;
    * the empty-tensor rule is the same on both generations.
    */
-  checkSupported(params: UpsampleParams): void {
-    checkOpSupported(this.runtime.libs, params, this.socGeneration.generation);
+  checkSupported(params: UpsampleParams & { readonly deterministic: boolean }): void {
+    const { generation } = this.socGeneration;
+    checkFamilySupports(params, generation);
+    checkOpSupported(this.runtime.libs, params, generation);
     // What aclnn would answer with 161002, said before anything is allocated.
     checkAscendEmpty(params);
+    if (params.deterministic && params.op === "bilinear2d") {
+      const bilinearApi = opApiName(this.runtime.libs, "bilinear2d").endsWith("V2") ? "v2" : "v1";
+      const target = { generation, bilinearApi, fma: true } as const;
+      checkDeterministicKernel(params, target, this.deterministicWarnOnly);
+    }
   }
 
   /** Enqueues the op on the device stream. */

@@ -9,6 +9,8 @@ import { loadCann } from "./loader.ts";
 import { NpuBackend } from "./npu_backend.ts";
 import { CannRuntime } from "./runtime.ts";
 import { LibraryLoadError } from "./status.ts";
+import { generationOfSoc } from "../rules/generation.ts";
+import { UnsupportedSocError } from "../rules/support.ts";
 
 /** Options of {@link openNpuBackend}. */
 export interface NpuOpenOptions {
@@ -18,12 +20,15 @@ export interface NpuOpenOptions {
   libDir?: string;
   /** "auto" mode: no device is a `LibraryLoadError` (so the caller falls back to the CPU). */
   probe?: boolean;
+  /** Warn once instead of throwing for an order-dependent kernel in deterministic mode. */
+  deterministicWarnOnly?: boolean;
 }
 
 /**
  * Loads CANN and opens one NPU: `aclInit` (once per process), `aclrtSetDevice`, a stream.
  *
  * @throws {LibraryLoadError} when CANN is missing (or, with `probe`, has no device)
+ * @throws {UnsupportedSocError} when the NPU's SoC runs none of the upsample backward operators
  * @throws {AclError} when the runtime fails
  * @example
  * ```ts ignore
@@ -59,9 +64,18 @@ export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
     runtime.check(acl.aclrtGetCurrentContext(slot), "aclrtGetCurrentContext");
     const context = slot[0];
     runtime.noteCurrent(context);
-    runtime.check(acl.aclrtCreateStream(slot), "aclrtCreateStream");
     const namePointer = acl.aclrtGetSocName?.() ?? null; // optional: older runtimes lack it
     const socName = namePointer === null ? null : Deno.UnsafePointerView.getCString(namePointer);
+    const { unsupported, info } = generationOfSoc(socName);
+    if (unsupported !== undefined) {
+      throw new UnsupportedSocError(
+        socName!,
+        info!.npuArch,
+        `NPU ${options.deviceId}: ${unsupported}; fix: run on the CPU backend ` +
+          `(Device.open({ backend: "cpu" }))`,
+      );
+    }
+    runtime.check(acl.aclrtCreateStream(slot), "aclrtCreateStream");
     return new NpuBackend(
       runtime,
       options.deviceId,
@@ -71,6 +85,7 @@ export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
         libs.emulated ? " (host emulation, not an NPU)" : ""
       }`,
       socName,
+      options.deterministicWarnOnly ?? false,
     );
   } catch (error) {
     if (deviceSet) acl.aclrtResetDevice(options.deviceId);

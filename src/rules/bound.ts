@@ -39,7 +39,7 @@ import type { BilinearApi } from "./ascend_a2.ts";
 import type { AscendGeneration } from "./generation.ts";
 import { ascendPlan, type AscendTarget } from "./numerics.ts";
 import type { UpsampleParams } from "./ops.ts";
-import { linearTable, nearestTables, type TableRule } from "./tables.ts";
+import { dimensionRule, linearTable, nearestTables, type TableRule } from "./tables.ts";
 
 /** One op call, as compared: sizes, scales (0 = from the sizes), dtype (the parameters every backend sees). */
 export type DeviceProblem = UpsampleParams;
@@ -54,6 +54,8 @@ export interface BoundOptions {
   readonly deterministic?: boolean;
   /** 950: the contraction choice of the reference compared with (default true, its default). */
   readonly fma?: boolean;
+  /** A2/A3, 910, 310P: the TBE ResizeBilinearV2Grad's contraction choice (default false). */
+  readonly tbeFma?: boolean;
 }
 
 /** One element outside its bound. */
@@ -141,6 +143,7 @@ function reaches(problem: DeviceProblem, options: BoundOptions): Reaches {
     generation: options.generation ?? "a2",
     bilinearApi: options.bilinearApi ?? "v2",
     fma: options.fma ?? true,
+    tbeFma: options.tbeFma ?? false,
   };
   const plan = ascendPlan({ ...problem, deterministic: options.deterministic ?? false }, target);
   const { rule, scales, gather, atomic } = plan;
@@ -155,8 +158,22 @@ function reaches(problem: DeviceProblem, options: BoundOptions): Reaches {
     };
   }
   return {
-    h: linearReach(inputSize[2], outputSize[0], alignCorners, scales[0], rule, gather),
-    w: linearReach(inputSize[3], outputSize[1], alignCorners, scales[1], rule, gather),
+    h: linearReach(
+      inputSize[2],
+      outputSize[0],
+      alignCorners,
+      scales[0],
+      dimensionRule(rule, 0),
+      gather,
+    ),
+    w: linearReach(
+      inputSize[3],
+      outputSize[1],
+      alignCorners,
+      scales[1],
+      dimensionRule(rule, 1),
+      gather,
+    ),
     atomic,
   };
 }

@@ -6,8 +6,16 @@
  */
 
 import { type BilinearApi, bilinearRoute, checkAscendEmpty } from "./ascend_a2.ts";
+import {
+  kernelName5hd,
+  orderDependent5hd,
+  tbe5hdSpec,
+  type TilingMode5hd,
+  tilingMode5hd,
+} from "./ascend_5hd.ts";
 import { bilinearRoute950 } from "./ascend950_route.ts";
 import type { AscendGeneration } from "./generation.ts";
+import { checkFamilySupports } from "./family.ts";
 import type { UpsampleParams } from "./ops.ts";
 import {
   bilinearRule950,
@@ -32,6 +40,12 @@ export interface AscendTarget {
    * whose vector instructions round each step.
    */
   readonly fma: boolean;
+  /**
+   * A2/A3, 910, 310P: whether the TBE kernel ResizeBilinearV2Grad contracts its coordinate
+   * `scale * (d + 0.5) - 0.5` into one fused multiply-add and its vector multiply-add (vaxpy)
+   * rounds once (the source does not say; default false: each step rounds). Ignored on the 950.
+   */
+  readonly tbeFma?: boolean;
 }
 
 /** The target of a device reference opened without options: Atlas A2/A3, bilinear V2. */
@@ -39,6 +53,7 @@ export const DEFAULT_ASCEND_TARGET: AscendTarget = Object.freeze({
   generation: "a2",
   bilinearApi: "v2",
   fma: true,
+  tbeFma: false,
 });
 
 /** What the rewrite reads and writes of a call: its parameters, mode and table rule. */
@@ -86,6 +101,18 @@ export interface AscendPlan {
   readonly gather: boolean;
   /** The device adds each term into the result in its dtype, in an unspecified order. */
   readonly atomic: boolean;
+  /**
+   * The kernel the device runs, as the emulation names it (`aclemuLastKernel`): e.g.
+   * `"UpsampleBilinear2dGrad"`, `"ResizeBilinearV2Grad5HD.MODE6"`, `"ViewCopy"`; `""` when nothing
+   * is launched (empty tensors).
+   */
+  readonly kernel: string;
+  /**
+   * Whether that kernel adds in an order nothing fixes although the call asked for deterministic
+   * mode (it ignores the flag): the TBE ResizeBilinearV2Grad's atomic modes. Always false for a
+   * kernel the flag switches (the 950's scatter becomes a gather).
+   */
+  readonly orderDependent: boolean;
 }
 
 /**
@@ -113,10 +140,20 @@ export function ascendPlan(
   call: UpsampleParams & { readonly deterministic: boolean },
   target: AscendTarget,
 ): AscendPlan {
-  const { scales } = call;
-  if (target.generation === "950") {
+  const { scales, inputSize, outputSize } = call;
+  const empty = inputSize[0] * inputSize[1] === 0 || outputSize.some((s) => s === 0);
+  const generation = target.generation;
+  if (generation === "950") {
     if (call.op !== "bilinear2d") {
-      return { rule: nearestRule950(target.fma), scales, gather: false, atomic: false };
+      const kernel = empty ? "" : nearestKernel950(call);
+      return {
+        rule: nearestRule950(target.fma),
+        scales,
+        gather: false,
+        atomic: false,
+        kernel,
+        orderDependent: false,
+      };
     }
     const route = bilinearRoute950(call, {
       api: target.bilinearApi,
@@ -127,19 +164,81 @@ export function ascendPlan(
     }
     const gather = route.kernel === "determine" || route.kernel === "determine-scales";
     const rule = bilinearRule950(route.kernel, target.fma);
-    return { rule, scales, gather, atomic: route.atomic };
+    const kernel = empty ? "" : call.op === "bilinear2d" && target.bilinearApi === "v1" &&
+        inputSize[2] === outputSize[0] && inputSize[3] === outputSize[1]
+      ? "ViewCopy"
+      : KERNEL_NAMES_950[route.kernel];
+    return { rule, scales, gather, atomic: route.atomic, kernel, orderDependent: false };
   }
-  if (call.op !== "bilinear2d") return { rule: "ascend-a2", scales, gather: false, atomic: false };
-  const route = bilinearRoute(call, target.bilinearApi);
-  return route.kernel === "kernel"
-    ? { rule: "ascend-a2", scales, gather: false, atomic: false }
-    : { rule: "pytorch", scales: route.scales, gather: false, atomic: false };
+  if (call.op !== "bilinear2d") {
+    const kernel = empty ? "" : "UpsampleNearestExact2dGrad";
+    return {
+      rule: "ascend-a2",
+      scales,
+      gather: false,
+      atomic: false,
+      kernel,
+      orderDependent: false,
+    };
+  }
+  const sameSizes = inputSize[2] === outputSize[0] && inputSize[3] === outputSize[1];
+  // 910/310P: V2 launches nothing for equal sizes, so the library runs V1 there, a copy.
+  const api = generation === "a2" ? target.bilinearApi : "v1";
+  if (api === "v1" && sameSizes) {
+    return { ...plan5hd(scales, 0, target), kernel: empty ? "" : "ViewCopy" };
+  }
+  const route = bilinearRoute(call, api);
+  if (route.kernel === "kernel") {
+    const kernel = empty ? "" : "UpsampleBilinear2dGrad";
+    return {
+      rule: "ascend-a2",
+      scales,
+      gather: false,
+      atomic: false,
+      kernel,
+      orderDependent: false,
+    };
+  }
+  const mode = tilingMode5hd(inputSize.slice(2), outputSize, tbe5hdSpec(generation));
+  const plan = plan5hd(route.scales, mode, target);
+  return {
+    ...plan,
+    kernel: empty ? "" : kernelName5hd(mode),
+    orderDependent: !empty && orderDependent5hd(mode, outputSize[0]),
+  };
+}
+
+// The emulation's names of the 950's NCHW ResizeBilinearV2Grad kernels (32-bit indices).
+const KERNEL_NAMES_950: Readonly<Record<string, string>> = {
+  "all-copy": "ResizeBilinearV2Grad.ALL_COPY",
+  simt: "ResizeBilinearV2Grad.SIMT_NCHW",
+  determine: "ResizeBilinearV2Grad.SIMT_NCHW_DETERMINE",
+  "determine-scales": "ResizeBilinearV2Grad.SIMT_NCHW_DETERMINE_SCALES",
+};
+
+// The 950's nearest-exact: a byte copy when no dimension is resized and no scale given, else SIMT.
+function nearestKernel950(call: UpsampleParams): string {
+  const copy = call.outputSize.every((size, d) => size === call.inputSize[2 + d]) &&
+    call.scales.every((scale) => scale === 0);
+  return copy ? "UpsampleNearestExact2dGrad.DATA_COPY" : "UpsampleNearestExact2dGrad.SIMT";
+}
+
+// The TBE ResizeBilinearV2Grad: PyTorch's tables from the sizes, or the contracted coordinates
+// (mode 5 computes W's on the vector unit, never contracted).
+function plan5hd(scales: readonly number[], mode: TilingMode5hd, target: AscendTarget): AscendPlan {
+  const rule: TableRule = !target.tbeFma
+    ? "pytorch"
+    : mode === 5
+    ? "ascend-5hd-fma-h"
+    : "ascend-5hd-fma";
+  return { rule, scales, gather: false, atomic: false, kernel: "", orderDependent: false };
 }
 
 /**
  * What `target`'s device does with calls the library accepts but the device treats specially;
  * throws a `RangeError` naming the rule where the device reports an error or computes nothing
- * defined. Both generations: the 1d op rejects N or C = 0 with 161002 (its parameter checks run
+ * defined. On the 910 and 310P first what the family does not run at all (`checkFamilySupports`).
+ * Every generation: the 1d op rejects N or C = 0 with 161002 (its parameter checks run
  * before its empty-tensor shortcut, op_api aclnn_upsample_nearest_exact1d_backward.cpp; the 950
  * path of that file is the same). A2 only: a pass its kernels skip although the sizes differ.
  * The 950 has no such skip and no scale checks on bilinear (docs/device-semantics.md).
@@ -155,6 +254,7 @@ export function ascendPlan(
  */
 export function checkAscendRules(call: UpsampleParams, target: AscendTarget): void {
   const { op, inputSize, outputSize, scales } = call;
+  checkFamilySupports(call, target.generation);
   checkAscendEmpty(call);
   if (inputSize[0] * inputSize[1] === 0) return;
   const spatial = outputSize.length;
@@ -166,6 +266,7 @@ export function checkAscendRules(call: UpsampleParams, target: AscendTarget): vo
     }
     return;
   }
+  if (target.generation !== "a2") return; // 910/310P: bilinear only, through the TBE kernel
   if (op === "bilinear2d") {
     const route = bilinearRoute(call, target.bilinearApi);
     if (route.kernel === "sizes") return;

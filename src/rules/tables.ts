@@ -9,6 +9,7 @@
  */
 
 import { a2LinearTable, a2NearestStarts, indexFromStarts } from "./ascend_a2.ts";
+import { linear5hdTable } from "./ascend_5hd.ts";
 import { nearestStarts950 } from "./ascend950_nearest.ts";
 import { type Bilinear950Kernel, linearTable950 } from "./ascend950_bilinear.ts";
 import {
@@ -33,11 +34,39 @@ export type Ascend950BilinearRule =
   | `ascend950-${Bilinear950Kernel}-fma`;
 
 /**
- * Whose per-dimension tables the CPU kernels run on: `"pytorch"` (PyTorch's CPU kernels),
- * `"ascend-a2"` (the Ascend A2/A3 kernels'), or an Ascend 950 rule (nearest-exact:
- * {@link Ascend950NearestRule}; bilinear: {@link Ascend950BilinearRule}, one per kernel).
+ * The TBE ResizeBilinearV2Grad with its coordinates contracted into fused multiply-adds: on both
+ * dimensions (`"ascend-5hd-fma"`), or on H only (`"ascend-5hd-fma-h"`: tiling mode 5 computes W's
+ * on the vector unit). Without contraction its tables are PyTorch's (`"pytorch"`).
  */
-export type TableRule = "pytorch" | "ascend-a2" | Ascend950NearestRule | Ascend950BilinearRule;
+export type Ascend5hdRule = "ascend-5hd-fma" | "ascend-5hd-fma-h";
+
+/**
+ * Whose per-dimension tables the CPU kernels run on: `"pytorch"` (PyTorch's CPU kernels),
+ * `"ascend-a2"` (the Ascend A2/A3 kernels'), a contracted TBE ResizeBilinearV2Grad rule
+ * ({@link Ascend5hdRule}), or an Ascend 950 rule (nearest-exact: {@link Ascend950NearestRule};
+ * bilinear: {@link Ascend950BilinearRule}, one per kernel).
+ */
+export type TableRule =
+  | "pytorch"
+  | "ascend-a2"
+  | Ascend5hdRule
+  | Ascend950NearestRule
+  | Ascend950BilinearRule;
+
+/**
+ * The rule of one dimension (0: H, 1: W) of a bilinear call under `rule`: the same rule, except
+ * `"ascend-5hd-fma-h"`, whose W dimension is PyTorch's.
+ *
+ * @example
+ * ```ts
+ * import { dimensionRule } from "./tables.ts";
+ * dimensionRule("ascend-5hd-fma-h", 1); // "pytorch"
+ * ```
+ */
+export function dimensionRule(rule: TableRule, dimension: number): TableRule {
+  if (rule !== "ascend-5hd-fma-h") return rule;
+  return dimension === 0 ? "ascend-5hd-fma" : "pytorch";
+}
 
 /**
  * The 950 nearest-exact rule, with or without contraction.
@@ -139,6 +168,9 @@ export function linearTable(
     `${rule}:${inSize}:${outSize}:${alignCorners}:${scales}`,
     () => {
       if (rule === "ascend-a2") return a2LinearTable(inSize, outSize, alignCorners, scales);
+      if (rule === "ascend-5hd-fma" || rule === "ascend-5hd-fma-h") {
+        return linear5hdTable(inSize, outSize, alignCorners, true);
+      }
       const r950 = split950(rule);
       if (r950 === null) return linearIndexTable(inSize, outSize, alignCorners, scales);
       if (r950.kernel === "") {

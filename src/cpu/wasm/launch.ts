@@ -11,7 +11,13 @@ import type { StorageView, UpsampleCall, UpsampleOp } from "../../backend.ts";
 import { isContiguous } from "../../tensor/layout.ts";
 import type { CpuBuffer } from "../buffer.ts";
 import { longestRange, uniformFactor } from "../../rules/pytorch.ts";
-import { cachedTable, linearTable, nearestTables, type TableRule } from "../../rules/tables.ts";
+import {
+  cachedTable,
+  dimensionRule,
+  linearTable,
+  nearestTables,
+  type TableRule,
+} from "../../rules/tables.ts";
 import type { WasmKernels } from "./instance.ts";
 
 const DTYPE_CODE = { float32: 0, float16: 1, bfloat16: 2 } as const;
@@ -85,8 +91,8 @@ function buildPlan(
   const tables: (Int32Array | Float32Array)[] = [];
   let wFactor = 0, maxRange = 0, down2 = false, bandable = true, work: number;
   if (op === "bilinear2d") {
-    const th = linearTable(inH, outH, alignCorners, scaleH, rule);
-    const tw = linearTable(inW, outW, alignCorners, scaleW, rule);
+    const th = linearTable(inH, outH, alignCorners, scaleH, dimensionRule(rule, 0));
+    const tw = linearTable(inW, outW, alignCorners, scaleW, dimensionRule(rule, 1));
     tables.push(th.i0, th.i1, th.l0, th.l1, tw.i0, tw.i1, tw.l0, tw.l1);
     down2 = halves(th, inH) && halves(tw, inW);
     bandable = down2 || bandsExact(th.i0, th.i1);

@@ -1,0 +1,152 @@
+/**
+ * The built-in TBE kernel ResizeBilinearV2Grad (NC1HWC0, float32) that bilinear backward runs on
+ * Atlas A2/A3 when V2 falls back (and V1 always), and on the Atlas training (Ascend 910) and
+ * inference (310P) series for every call whose sizes differ. Read from a public copy of the CANN
+ * 8.1.RC1 toolkit (GitHub `leideng/CANN-8.1.RC1`, `opp/built-in/op_impl/ai_core/tbe/impl/dynamic/
+ * resize_bilinear_v2_grad.py`, class ResizeBilinearV2Grad5HD) and its tiling (`op_tiling/
+ * resize_bilinear_v2_grad.cc`, CalTilingMode and CalCoreInfo); docs/device-semantics.md states the
+ * rules in prose. Its coordinates are PyTorch's float32 arithmetic (`pytorch.ts`), unless the
+ * kernel's `scale * (d + 0.5) - 0.5` is contracted into a fused multiply-add (the source does not
+ * say: the `tbeFma` switch).
+ *
+ * @module
+ */
+
+import { fmaF32 } from "./float32.ts";
+import type { AscendGeneration } from "./generation.ts";
+import { bilinearScale, linearIndexTable, type LinearTable } from "./pytorch.ts";
+
+/** The compile-time facts the kernel's tiling reads on one generation. */
+export interface Tbe5hdSpec {
+  /**
+   * Float32 cells of 16 channels one unified-buffer half holds: `ub_size / 4 / 2 / 16` (the
+   * kernel's `tensor_c`): 1536 on A2/A3 (192 KiB), 2048 on the 910 and 310P (256 KiB).
+   */
+  readonly tensorC: number;
+  /** Whether the AI Core has an L1 buffer the kernel uses (`l1_support`: Short_SoC_version Ascend910, Ascend310P). */
+  readonly l1Support: boolean;
+}
+
+// ub_size and Short_SoC_version of every SoC of a generation agree (hicann/runtime platform_config:
+// 196608 and Ascend910B/Ascend910_93 on 2201; 262144 and Ascend910 on 1001; 262144 and Ascend310P on 2002).
+const SPECS: Readonly<Record<Exclude<AscendGeneration, "950">, Tbe5hdSpec>> = {
+  a2: { tensorC: 196608 / 4 / 2 / 16, l1Support: false },
+  "910": { tensorC: 262144 / 4 / 2 / 16, l1Support: true },
+  "310p": { tensorC: 262144 / 4 / 2 / 16, l1Support: true },
+};
+
+/**
+ * The tiling facts of a generation that runs the kernel (the 950 runs its own arch35 kernels).
+ *
+ * @example
+ * ```ts
+ * import { tbe5hdSpec } from "./ascend_5hd.ts";
+ * tbe5hdSpec("910"); // { tensorC: 2048, l1Support: true }
+ * ```
+ */
+export function tbe5hdSpec(generation: Exclude<AscendGeneration, "950">): Tbe5hdSpec {
+  return SPECS[generation];
+}
+
+/** The kernel's tiling modes (CalTilingMode): 0 copy ... 6 row-split atomic (see {@link tilingMode5hd}). */
+export type TilingMode5hd = 0 | 1 | 2 | 3 | 4 | 5 | 6;
+
+/**
+ * The tiling mode of one call, `inH x inW` the image (inputSize) and `outH x outW` the gradient:
+ * 0 equal sizes (a copy); 1/2 a 1x1 image (the plane summed; 2 when the gradient exceeds
+ * `tensorC` cells); 3 a 1x1 gradient; 4 both planes under `tensorC` cells (one core per plane,
+ * row-major axpy); 5 (L1 only) `inW <= 640`, `outW <= 4096`, `outW > inW`, `outW / inW < 255`;
+ * 6 otherwise. Modes 5 and 6 split gradient rows across cores and add each row's partial sums
+ * into the result with atomic adds.
+ *
+ * @example
+ * ```ts
+ * import { tbe5hdSpec, tilingMode5hd } from "./ascend_5hd.ts";
+ * tilingMode5hd([64, 64], [128, 128], tbe5hdSpec("910")); // 5
+ * tilingMode5hd([64, 64], [128, 128], tbe5hdSpec("a2")); // 6: no L1
+ * ```
+ */
+export function tilingMode5hd(
+  inputHW: readonly number[],
+  outputHW: readonly number[],
+  spec: Tbe5hdSpec,
+): TilingMode5hd {
+  const [inH, inW] = inputHW;
+  const [outH, outW] = outputHW;
+  if (inH === outH && inW === outW) return 0;
+  const imageOne = inH === 1 && inW === 1, gradOne = outH === 1 && outW === 1;
+  if (imageOne && !gradOne) return outH * outW > spec.tensorC ? 2 : 1;
+  if (gradOne && !imageOne) return 3;
+  if (inH * inW < spec.tensorC && outH * outW < spec.tensorC) return 4;
+  const mode5 = inW <= 640 && outW <= 4096 && outW > inW && Math.floor(outW / inW) < 255;
+  return mode5 && spec.l1Support ? 5 : 6;
+}
+
+/**
+ * Whether the kernel's result may differ between runs: modes 5 and 6 with more than one core at
+ * work (`outH >= 2`; every SoC that runs it has 8 or more AI Cores), whose cores add partial rows
+ * into the same result cells with atomic adds in an order nothing fixes. The kernel and its
+ * tiling never read the deterministic flag.
+ *
+ * @example
+ * ```ts
+ * import { orderDependent5hd } from "./ascend_5hd.ts";
+ * orderDependent5hd(6, 8); // true
+ * orderDependent5hd(4, 1); // false: one gradient row, one core
+ * ```
+ */
+export function orderDependent5hd(mode: TilingMode5hd, outH: number): boolean {
+  return (mode === 5 || mode === 6) && outH >= 2;
+}
+
+/**
+ * The name the emulation gives the kernel of a mode (`aclemuLastKernel`).
+ *
+ * @example
+ * ```ts
+ * import { kernelName5hd } from "./ascend_5hd.ts";
+ * kernelName5hd(6); // "ResizeBilinearV2Grad5HD.MODE6"
+ * ```
+ */
+export function kernelName5hd(mode: TilingMode5hd): string {
+  return `ResizeBilinearV2Grad5HD.MODE${mode}`;
+}
+
+/**
+ * One dimension's table of the kernel with its `scale * (d + 0.5) - 0.5` contracted into one
+ * fused multiply-add (scalar unit, `get_src_index`); without contraction the kernel's table is
+ * PyTorch's from the sizes (`linearIndexTable`): scale `fl(in) / fl(out)` (align corners:
+ * `fl(in - 1) / fl(out - 1)`), source clamped at 0, lower cell `floor`, `r = src - idx`, `l = 1 - r`,
+ * both weights to the last cell at the end.
+ *
+ * @example
+ * ```ts
+ * import { linear5hdTable } from "./ascend_5hd.ts";
+ * linear5hdTable(3, 7, false, true).i0; // Int32Array [0, 0, 0, 1, 1, 2, 2]
+ * ```
+ */
+export function linear5hdTable(
+  inSize: number,
+  outSize: number,
+  alignCorners: boolean,
+  fma: boolean,
+): LinearTable {
+  if (!fma || alignCorners || inSize === outSize) {
+    return linearIndexTable(inSize, outSize, alignCorners, 0);
+  }
+  const s = bilinearScale(inSize, outSize, false, 0);
+  const i0 = new Int32Array(outSize);
+  const i1 = new Int32Array(outSize);
+  const l0 = new Float32Array(outSize);
+  const l1 = new Float32Array(outSize);
+  for (let o = 0; o < outSize; o++) {
+    const src = Math.max(fmaF32(s, Math.fround(o + 0.5), -0.5), 0);
+    const lo = Math.floor(src);
+    const r = Math.fround(src - lo);
+    i0[o] = lo;
+    i1[o] = lo < inSize - 1 ? lo + 1 : lo;
+    l1[o] = r;
+    l0[o] = Math.fround(1 - r);
+  }
+  return { i0, i1, l0, l1 };
+}
