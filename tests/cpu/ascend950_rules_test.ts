@@ -33,13 +33,13 @@ function seeded(seed: number): () => number {
   };
 }
 
-Deno.test("generationOfSoc maps SoC names, assuming A2/A3 for unknown ones", () => {
+Deno.test("generationOfSoc maps SoC names through CANN's table, assuming A2/A3 for unknown ones", () => {
   assert.deepEqual(
     ["Ascend910B3", "Ascend910B4-1", "Ascend910_9391", "Ascend950PR_9599", "Ascend950DT_9591"]
       .map((soc) => generationOfSoc(soc).generation),
     ["a2", "a2", "a2", "950", "950"],
   );
-  for (const soc of [null, undefined, "", "Ascend310P3", "Ascend910A"]) {
+  for (const soc of [null, undefined, "", "Ascend999", "Ascend910C"]) {
     const g = generationOfSoc(soc);
     assert.equal(g.generation, "a2");
     assert.equal(g.known, false);
@@ -334,8 +334,15 @@ Deno.test("Device.open soc / ascendFma: values, getters and errors", () => {
     assert.equal(device.generation, undefined);
   }
   assert.throws(
-    () => Device.open({ backend: "cpu", numerics: "device", soc: "Ascend310P3" }),
-    (e: unknown) => e instanceof RangeError && /soc "Ascend310P3" is not a SoC/.test(e.message),
+    () => Device.open({ backend: "cpu", numerics: "device", soc: "Ascend999" }),
+    (e: unknown) =>
+      e instanceof RangeError && /soc "Ascend999" is not in CANN's platform table/.test(e.message),
+  );
+  assert.throws(
+    () => Device.open({ backend: "cpu", numerics: "device", soc: "Ascend310B1" }),
+    (e: unknown) =>
+      e instanceof RangeError &&
+      /Ascend310B1 \(NpuArch 3002, Ascend310B\) runs none/.test(e.message),
   );
   assert.throws(
     () => Device.open({ backend: "cpu", soc: SOC_950 }),
@@ -354,6 +361,10 @@ Deno.test("Device.open soc / ascendFma: values, getters and errors", () => {
     () => Device.open({ backend: "cpu", numerics: "device", ascendFma: true }),
     (e: unknown) =>
       e instanceof TypeError && /ascendFma true applies to the Ascend 950 rules/.test(e.message),
+  );
+  assert.throws(
+    () => Device.open({ backend: "cpu", numerics: "device", soc: SOC_950, tbeFma: true }),
+    (e: unknown) => e instanceof TypeError && /tbeFma true applies to the TBE/.test(e.message),
   );
   assert.throws(
     () =>

@@ -1,0 +1,261 @@
+// The four Ascend families on the CPU device reference: every SoC of CANN's platform table gets its
+// family or a clear refusal; what the Atlas training (910) and inference (310P) series refuse; the
+// TBE ResizeBilinearV2Grad's tiling modes at each threshold; deterministic mode refusing (or warning
+// about) order-dependent kernels on every generation, by device default, setDeterministic and per call.
+
+import assert from "node:assert/strict";
+import {
+  Device,
+  type DType,
+  NondeterministicKernelError,
+  upsampleBilinear2dBackward,
+  upsampleNearestExact1dBackward,
+  upsampleNearestExact2dBackward,
+} from "../../mod.ts";
+import { tbe5hdSpec, tilingMode5hd } from "../../src/rules/ascend_5hd.ts";
+import {
+  ASCEND_GENERATIONS,
+  FAMILY_NAMES,
+  generationOfSoc,
+  socInfo,
+  socNames,
+} from "../../src/rules/generation.ts";
+import { ascendPlan, type AscendTarget } from "../../src/rules/numerics.ts";
+import { SOC_ROWS } from "../../src/rules/soc_table_data.ts";
+
+const SOCS = {
+  a2: "Ascend910B3",
+  "950": "Ascend950PR_9599",
+  "910": "Ascend910A",
+  "310p": "Ascend310P3",
+};
+const ARCHS: Record<number, string> = { 2201: "a2", 3510: "950", 1001: "910", 2002: "310p" };
+
+Deno.test("SoC table: every name of CANN's platform table gets its family or a clear refusal", () => {
+  assert.ok(SOC_ROWS.length >= 70, `${SOC_ROWS.length} rows`);
+  assert.equal(new Set(socNames()).size, SOC_ROWS.length, "unique names");
+  for (const [soc, arch, short] of SOC_ROWS) {
+    const g = generationOfSoc(soc);
+    const expected = ARCHS[arch];
+    if (expected !== undefined) {
+      assert.equal(g.generation, expected, soc);
+      assert.equal(g.known, true, soc);
+      assert.equal(g.unsupported, undefined, soc);
+      assert.match(g.reason, new RegExp(`NpuArch ${arch}`));
+      using device = Device.open({ backend: "cpu", numerics: "device", soc });
+      assert.equal(device.generation, expected, soc);
+      assert.equal(device.soc, soc);
+    } else {
+      assert.equal(g.known, false, soc);
+      assert.ok(g.unsupported?.includes(`NpuArch ${arch}, ${short}`), `${soc}: ${g.unsupported}`);
+      assert.throws(
+        () => Device.open({ backend: "cpu", numerics: "device", soc }),
+        (e: unknown) =>
+          e instanceof RangeError && e.message.includes(soc) && /runs none of/.test(e.message),
+      );
+    }
+  }
+  // Names that a prefix rule gets wrong.
+  assert.equal(generationOfSoc("Ascend910B").generation, "910"); // NpuArch 1001, not A2
+  assert.equal(generationOfSoc("Ascend910B2C").generation, "a2");
+  assert.equal(socInfo("Ascend910ProB")?.npuArch, 1001);
+  assert.equal(generationOfSoc("Ascend310B4").unsupported?.includes("NpuArch 3002"), true);
+  for (const generation of ASCEND_GENERATIONS) assert.ok(FAMILY_NAMES[generation].length > 0);
+});
+
+Deno.test("SoC table: the TBE kernel's tiling facts agree with every SoC of each family", () => {
+  for (const [soc, arch, short, _cores, ub] of SOC_ROWS) {
+    const generation = ARCHS[arch];
+    if (generation === undefined || generation === "950") continue;
+    const spec = tbe5hdSpec(generation as "a2" | "910" | "310p");
+    assert.equal(spec.tensorC, ub / 4 / 2 / 16, soc);
+    assert.equal(spec.l1Support, short === "Ascend910" || short === "Ascend310P", soc);
+  }
+});
+
+function target(generation: keyof typeof SOCS, extra: Partial<AscendTarget> = {}): AscendTarget {
+  return { generation, bilinearApi: "v2", fma: true, tbeFma: false, ...extra };
+}
+
+function bilinear(inHW: number[], outHW: number[], scales = [0, 0], deterministic = false) {
+  return {
+    op: "bilinear2d" as const,
+    dtype: "float32" as DType,
+    inputSize: [2, 3, ...inHW],
+    outputSize: outHW,
+    scales,
+    alignCorners: false,
+    deterministic,
+  };
+}
+
+Deno.test("TBE ResizeBilinearV2Grad: the tiling mode at each threshold, per family", () => {
+  for (const generation of ["910", "310p", "a2"] as const) {
+    const spec = tbe5hdSpec(generation);
+    const c = spec.tensorC;
+    const l1 = spec.l1Support;
+    const cases: Array<[number[], number[], number]> = [
+      [[5, 7], [5, 7], 0],
+      [[1, 1], [1, c], 1],
+      [[1, 1], [1, c + 1], 2],
+      [[1, 1], [3, 3], 1],
+      [[4, 4], [1, 1], 3],
+      [[1, c - 2], [1, c - 1], 4],
+      [[1, c - 1], [1, c], 6], // gradient cells = tensor_c: not mode 4; iw > 640
+      [[1, 300], [1, 300 + c], l1 ? 5 : 6], // gradient cells > tensor_c: not mode 4
+      [[2, c / 2], [4, c / 2 + 1], 4 + 2], // image cells = tensor_c: not mode 4; iw > 640
+      [[4, 640], [4, 1280], l1 ? 5 : 6],
+      [[4, 641], [4, 1282], 6],
+      [[4, 20], [4, 4096], l1 ? 5 : 6],
+      [[4, 20], [4, 4097], 6],
+      [[8, 16], [3, 16 * 254 + 15], l1 ? 5 : 6],
+      [[8, 16], [3, 16 * 255], 6],
+      [[64, 64], [32, 32], 6], // downsampling: gw < iw
+    ];
+    for (const [inHW, outHW, mode] of cases) {
+      assert.equal(tilingMode5hd(inHW, outHW, spec), mode, `${generation} ${inHW} <- ${outHW}`);
+    }
+  }
+});
+
+Deno.test("ascendPlan: kernels and order dependence per family", () => {
+  const up = bilinear([64, 64], [128, 128]);
+  assert.equal(ascendPlan(up, target("a2")).kernel, "UpsampleBilinear2dGrad");
+  const oneScale = bilinear([64, 64], [128, 128], [2, 0]);
+  const fallback = ascendPlan(oneScale, target("a2"));
+  assert.equal(fallback.kernel, "ResizeBilinearV2Grad5HD.MODE6"); // A2: no L1, no mode 5
+  assert.equal(fallback.orderDependent, true);
+  assert.equal(ascendPlan(up, target("910")).kernel, "ResizeBilinearV2Grad5HD.MODE5");
+  assert.equal(ascendPlan(up, target("310p")).orderDependent, true);
+  const small = bilinear([8, 8], [16, 16]);
+  assert.equal(ascendPlan(small, target("910")).kernel, "ResizeBilinearV2Grad5HD.MODE4");
+  assert.equal(ascendPlan(small, target("910")).orderDependent, false);
+  const oneRow = bilinear([1, 2048], [1, 4096]);
+  assert.equal(ascendPlan(oneRow, target("910")).kernel, "ResizeBilinearV2Grad5HD.MODE6");
+  assert.equal(ascendPlan(oneRow, target("910")).orderDependent, false); // one row, one core
+  const same = bilinear([9, 9], [9, 9]);
+  assert.equal(ascendPlan(same, target("910")).kernel, "ViewCopy"); // V1: V2 launches nothing
+  assert.equal(ascendPlan(same, target("a2")).kernel, "UpsampleBilinear2dGrad");
+  assert.equal(ascendPlan(up, target("950")).orderDependent, false);
+  // Contracted coordinates: both dimensions, or H only in mode 5 (W on the vector unit).
+  assert.equal(ascendPlan(up, target("910", { tbeFma: true })).rule, "ascend-5hd-fma-h");
+  assert.equal(ascendPlan(small, target("910", { tbeFma: true })).rule, "ascend-5hd-fma");
+  assert.equal(ascendPlan(small, target("910")).rule, "pytorch");
+  const nearest = { ...up, op: "nearestExact2d" as const };
+  assert.equal(ascendPlan(nearest, target("a2")).kernel, "UpsampleNearestExact2dGrad");
+  assert.equal(ascendPlan({ ...up, inputSize: [0, 3, 64, 64] }, target("910")).kernel, "");
+});
+
+Deno.test("910/310P: nearest-exact and bfloat16 bilinear are refused before anything is allocated", async (t) => {
+  for (const generation of ["910", "310p"] as const) {
+    await t.step(generation, () => {
+      using device = Device.open({ backend: "cpu", numerics: "device", soc: SOCS[generation] });
+      using g1 = device.zeros([1, 2, 8]);
+      using g2 = device.zeros([1, 2, 8, 8]);
+      const family = FAMILY_NAMES[generation].replace(/[()]/g, ".");
+      assert.throws(
+        () => upsampleNearestExact1dBackward(g1, { outputSize: [8], inputSize: [1, 2, 4] }),
+        (e: unknown) =>
+          e instanceof TypeError &&
+          /upsampleNearestExact1dBackward is not supported/.test(e.message) &&
+          new RegExp(family).test(e.message) && /CPU backend/.test(e.message),
+      );
+      assert.throws(
+        () => upsampleNearestExact2dBackward(g2, { outputSize: [8, 8], inputSize: [1, 2, 4, 4] }),
+        /upsampleNearestExact2dBackward is not supported on the Atlas/,
+      );
+      using b = device.zeros([1, 2, 8, 8], { dtype: "bfloat16" });
+      assert.throws(
+        () => upsampleBilinear2dBackward(b, { outputSize: [8, 8], inputSize: [1, 2, 4, 4] }),
+        (e: unknown) =>
+          e instanceof TypeError && /dtype bfloat16 is not supported/.test(e.message) &&
+          /use float16 or float32/.test(e.message),
+      );
+      // Equal sizes are a copy, bfloat16 included.
+      using copy = upsampleBilinear2dBackward(b, { outputSize: [8, 8], inputSize: [1, 2, 8, 8] });
+      assert.equal(copy.dtype, "bfloat16");
+    });
+  }
+});
+
+Deno.test("deterministic mode refuses order-dependent kernels, per family", async (t) => {
+  const grad = (device: Device): ReturnType<Device["zeros"]> => device.zeros([1, 2, 128, 128]);
+  const opts = (scales: number[]) => ({
+    outputSize: [128, 128],
+    inputSize: [1, 2, 64, 64],
+    scalesH: scales[0],
+    scalesW: scales[1],
+  });
+  await t.step("A2/A3: one scale -> fallback mode 6; both scales -> its own kernel", () => {
+    using device = Device.open({ backend: "cpu", numerics: "device", deterministic: true });
+    using g = grad(device);
+    assert.throws(
+      () => upsampleBilinear2dBackward(g, opts([2, 0])),
+      (e: unknown) =>
+        e instanceof NondeterministicKernelError && e.kernel === "ResizeBilinearV2Grad5HD.MODE6" &&
+        e.generation === "a2" && /pass both scalesH and scalesW/.test(e.message) &&
+        /deterministicWarnOnly/.test(e.message),
+    );
+    using ok = upsampleBilinear2dBackward(g, opts([2, 2]));
+    using off = upsampleBilinear2dBackward(g, { ...opts([2, 0]), deterministic: false });
+  });
+  for (const generation of ["910", "310p"] as const) {
+    await t.step(`${generation}: mode 5 refused by default, setDeterministic and per call`, () => {
+      using device = Device.open({ backend: "cpu", numerics: "device", soc: SOCS[generation] });
+      using g = grad(device);
+      using free = upsampleBilinear2dBackward(g, opts([0, 0])); // off: runs
+      assert.throws(
+        () => upsampleBilinear2dBackward(g, { ...opts([0, 0]), deterministic: true }),
+        (e: unknown) =>
+          e instanceof NondeterministicKernelError &&
+          e.kernel === "ResizeBilinearV2Grad5HD.MODE5" &&
+          /no deterministic bilinear kernel exists/.test(e.message),
+      );
+      device.setDeterministic(true);
+      assert.throws(() => upsampleBilinear2dBackward(g, opts([0, 0])), NondeterministicKernelError);
+      using small = device.zeros([1, 2, 16, 16]);
+      using ok = upsampleBilinear2dBackward(small, {
+        outputSize: [16, 16],
+        inputSize: [1, 2, 8, 8],
+      });
+    });
+  }
+  await t.step("950: the flag switches its kernels, nothing refused", () => {
+    using device = Device.open({
+      backend: "cpu",
+      numerics: "device",
+      soc: SOCS["950"],
+      deterministic: true,
+    });
+    using g = grad(device);
+    using r = upsampleBilinear2dBackward(g, opts([2, 0]));
+  });
+  await t.step("deterministicWarnOnly: one warning per kernel, the call runs", () => {
+    const warnings: string[] = [];
+    const warn = console.warn;
+    console.warn = (message: string) => warnings.push(message);
+    try {
+      using device = Device.open({
+        backend: "cpu",
+        numerics: "device",
+        soc: SOCS["310p"],
+        deterministic: true,
+        deterministicWarnOnly: true,
+      });
+      using g = grad(device);
+      for (let i = 0; i < 3; i++) {
+        using r = upsampleBilinear2dBackward(g, opts([0, 0]));
+      }
+    } finally {
+      console.warn = warn;
+    }
+    assert.equal(warnings.length, 1, warnings.join("\n"));
+    assert.match(warnings[0], /ResizeBilinearV2Grad5HD\.MODE5.*running it anyway/s);
+  });
+  await t.step("option errors", () => {
+    assert.throws(
+      () => Device.open({ backend: "cpu", deterministicWarnOnly: 1 as unknown as boolean }),
+      /deterministicWarnOnly must be a boolean, got 1/,
+    );
+  });
+});
