@@ -56,6 +56,7 @@ export const FOREIGN_PATHS: readonly string[] = [
   "docs/en/", // hicann/opbase: API docs
   "src/acl/", // hicann/runtime: ACL's implementation
   "src/runtime/", // hicann/runtime: the runtime core
+  "src/platform/", // hicann/runtime: the platform table (SoC .ini files)
   "src/nnopbase/composite_op/", // hicann/opbase: the op executor
 ];
 

@@ -1,16 +1,21 @@
 /**
- * doctor's kernel-generation checks: which reference generation the runtime's SoC selects (and why),
- * per op whether the deterministic flag changes the kernel on that generation, and on an Ascend 950
- * which FMA-contraction rule the device follows, probed with a one-element call whose answer differs
- * (nearest-exact 1d, L 6 -> 1: the gradient lands on input 2 when `i * scale - 0.5` is one fused
- * multiply-add, on input 3 when the product is rounded first; docs/device-semantics.md).
+ * doctor's kernel-generation checks: which family the runtime's SoC belongs to (CANN's platform
+ * table) and why, per op whether the family runs it and whether its kernel keeps deterministic
+ * mode's word, and which contraction rule the device follows, probed with a call whose answer
+ * differs: on an Ascend 950 nearest-exact 1d, L 6 -> 1 (input 2 when `i * scale - 0.5` is one fused
+ * multiply-add, 3 when the product is rounded first); elsewhere the TBE ResizeBilinearV2Grad's
+ * `scale * (d + 0.5) - 0.5` (`probeTbeFma`; docs/device-semantics.md).
  *
  * @module
  */
 
 import type { Device } from "../../src/device.ts";
 import { runParams } from "../../src/ops/run_params.ts";
-import { generationOfSoc } from "../../src/rules/generation.ts";
+import {
+  type AscendGeneration,
+  FAMILY_NAMES,
+  generationOfSoc,
+} from "../../src/rules/generation.ts";
 import { type Check, checkFromError } from "./report.ts";
 
 /** What the FMA probe found: the input the gradient landed on, and the rule that explains it. */
@@ -46,6 +51,85 @@ export async function probeFma(device: Device): Promise<FmaProbe> {
 }
 
 /**
+ * Runs the TBE ResizeBilinearV2Grad contraction probe on `device` (A2/A3, 910, 310P): bilinear,
+ * image 1 x 3, gradient 1 x 19 with a single 1 at column 9 (A2/A3: `scalesH` 1 alone, so V2 falls
+ * back to that kernel). `fl(3/19) * 9.5 - 0.5` is 1 with the product rounded first, just below 1 as
+ * one fused multiply-add: the gradient lands on input 1 alone, or on inputs 0 (weight 2^-24) and 1.
+ *
+ * @example
+ * ```ts ignore
+ * const { contracted } = await probeTbeFma(npu); // false on a device that rounds each step
+ * ```
+ */
+export async function probeTbeFma(device: Device): Promise<FmaProbe> {
+  const values = new Float32Array(19);
+  values[9] = 1;
+  using grad = device.tensor(values, [1, 1, 1, 19]);
+  using result = runParams(grad, {
+    op: "bilinear2d",
+    inputSize: [1, 1, 1, 3],
+    outputSize: [1, 19],
+    scales: [1, 0],
+    alignCorners: false,
+  });
+  const [c0, c1, c2] = await result.toFloat32Array();
+  const contracted = c0 === 0 && c1 === 1 && c2 === 0
+    ? false
+    : c0 > 0 && c0 < 1e-6 && c1 > 0.999 && c2 === 0
+    ? true
+    : undefined;
+  return { cell: contracted === undefined ? -1 : contracted ? 0 : 1, contracted };
+}
+
+/** Per op, what a family runs and whether its kernel keeps deterministic mode's word. */
+function opChecks(generation: AscendGeneration): Check[] {
+  const info = (title: string): Check => ({ status: "info", title });
+  if (generation === "950") {
+    return [
+      info(
+        "nearest-exact 1d/2d: supported; deterministic flag: no kernel change (one SIMT gather " +
+          "per result element, a fixed order either way)",
+      ),
+      info(
+        "bilinear: supported; deterministic flag: changes the kernel of calls that enlarge no " +
+          "dimension (off: ResizeBilinearV2Grad's atomic scatter, whose sums depend on the order " +
+          "of the additions and accumulate in the dtype; on: a gather in float32); calls that " +
+          "enlarge a dimension or mix dtypes always gather; equal sizes are a copy",
+      ),
+    ];
+  }
+  const tbe = "the TBE kernel ResizeBilinearV2Grad (NC1HWC0, float32) never reads the flag: its " +
+    "tiling modes 0-4 add in a fixed order, modes 5 and 6 (" +
+    (generation === "a2" ? "mode 6 here: no L1" : "large planes") +
+    ") add the partial rows of several cores with atomic adds in an order nothing fixes, so with " +
+    "deterministic mode on the library refuses those calls (deterministicWarnOnly: a warning)";
+  if (generation === "a2") {
+    return [
+      info(
+        "nearest-exact 1d/2d: supported; deterministic flag: no kernel change (Cube matmul " +
+          "passes, a fixed order either way)",
+      ),
+      info(
+        "bilinear: supported; V2's own kernel UpsampleBilinear2dGrad (equal sizes, or both " +
+          "scales or none that fit): a fixed order; V1 and V2's fallback (one scale, scales that " +
+          `do not fit): ${tbe}`,
+      ),
+    ];
+  }
+  return [
+    {
+      status: "info",
+      title: "nearest-exact 1d/2d: not supported on this family (no UpsampleNearestExact2dGrad " +
+        "kernel ships for it; the library refuses the call before the device)",
+    },
+    info(
+      "bilinear: supported for float32 and float16 (bfloat16 only with equal sizes); equal " +
+        `sizes run V1's copy (V2 launches nothing there); every other call: ${tbe}`,
+    ),
+  ];
+}
+
+/**
  * The generation checks of one NPU device (see the module text).
  *
  * @example
@@ -56,8 +140,8 @@ export async function probeFma(device: Device): Promise<FmaProbe> {
 export async function generationChecks(npu: Device): Promise<Check[]> {
   const soc = npu.soc ?? null;
   const target = generationOfSoc(soc);
-  const a950 = target.generation === "950";
-  const name = a950 ? "Ascend 950 (arch35)" : "Ascend A2/A3";
+  const generation = target.generation;
+  const name = FAMILY_NAMES[generation];
   const checks: Check[] = [
     target.known ? { status: "ok", title: `kernel generation: ${name}: ${target.reason}` } : {
       status: "warn",
@@ -65,51 +149,32 @@ export async function generationChecks(npu: Device): Promise<Check[]> {
       fix: "if this SoC runs other kernels, results may differ from the device reference; " +
         "deno task verify --soc <name> checks against a named SoC's rules",
     },
-    {
-      status: "info",
-      title: `deterministic flag on this SoC, nearest-exact 1d/2d: no kernel change (${
-        a950 ? "one SIMT gather per result element" : "Cube matmul passes"
-      }, a fixed order either way)`,
-    },
-    a950
-      ? {
-        status: "info",
-        title:
-          "deterministic flag on this SoC, bilinear: changes the kernel of calls that enlarge " +
-          "no dimension (off: ResizeBilinearV2Grad's atomic scatter, whose sums depend on the " +
-          "order of the additions and accumulate in the dtype; on: a gather in float32); calls " +
-          "that enlarge a dimension or mix dtypes always gather, equal sizes are a copy",
-      }
-      : {
-        status: "info",
-        title: "deterministic flag on this SoC, bilinear: no change in public code " +
-          "(UpsampleBilinear2dGrad does not read it); the built-in fallback ResizeBilinearV2Grad " +
-          "(V1, and V2 calls whose scales its kernel refuses) is not public, so whether its " +
-          "results repeat run to run is unknown",
-      },
+    ...opChecks(generation),
   ];
-  if (!a950) return checks;
+  const a950 = generation === "950";
+  const what = a950 ? "FMA probe (nearest-exact 1d, 6 -> 1)" : "TBE FMA probe (bilinear 3 <- 19)";
   try {
-    const probe = await probeFma(npu);
+    const probe = a950 ? await probeFma(npu) : await probeTbeFma(npu);
+    const option = a950 ? "ascendFma" : "tbeFma";
     checks.push(
       probe.contracted === undefined
         ? {
           status: "fail",
-          title: `FMA probe (nearest-exact 1d, 6 -> 1): the gradient landed on ${
-            probe.cell < 0 ? "no single input" : `input ${probe.cell}`
-          }; neither rule (2: contracted, 3: not) explains it`,
-          fix: "report it: the device computes something the 950 rules do not model",
+          title: `${what}: the gradient landed on ${
+            probe.cell < 0 ? "no input either rule explains" : `input ${probe.cell}`
+          }`,
+          fix: `report it: the device computes something the ${name} rules do not model`,
         }
         : {
           status: "ok",
-          title: `FMA probe (nearest-exact 1d, 6 -> 1): input ${probe.cell}: this device ` +
+          title: `${what}: this device ` +
             (probe.contracted
-              ? "contracts a * b + c into one FMA (the device reference's default, ascendFma: true)"
-              : "rounds the product before the sum (device reference: ascendFma: false)"),
+              ? `contracts a * b + c into one FMA (device reference: ${option}: true)`
+              : `rounds the product before the sum (device reference: ${option}: false)`),
         },
     );
   } catch (error) {
-    checks.push(checkFromError("warn", "FMA probe", error, "see the error above"));
+    checks.push(checkFromError("warn", what, error, "see the error above"));
   }
   return checks;
 }
