@@ -83,12 +83,17 @@ ACLEMU_VISIBILITY void aclemuFailNextEvent(int32_t status);
  *    "ResizeBilinearV2Grad.ALL_COPY", ".POINT_COPY", ".C_PARALLEL",
  *    ".SIMT_NCHW", ".SIMT_NHWC" (atomic scatter), ".SIMT_NCHW_DETERMINE", ".SIMT_NHWC_DETERMINE",
  *    ".SIMT_NCHW_DETERMINE_SCALES", ".SIMT_NHWC_DETERMINE_SCALES" (gathers; each SIMT name gains
- *    "_IDX64" when a size exceeds the 32-bit index range), and "ViewCopy" (bilinear V1, equal sizes).
+ *    "_IDX64" when a size exceeds the 32-bit index range), and "ViewCopy" (bilinear V1, equal sizes);
+ *  the built-in TBE kernel ResizeBilinearV2Grad (NC1HWC0, float32), run by A2/A3 (the V2 fallback and
+ *  V1), Atlas training (NpuArch 1001) and Atlas inference 310P (NpuArch 2002) SoCs, named by the
+ *  tiling mode its tiling picks: "ResizeBilinearV2Grad5HD.MODE0" (copy) ... ".MODE6"; MODE5 and MODE6
+ *  add their row partial sums atomically (order drawn per launch, see aclemuSetAtomicSeed).
  * The pointer stays valid for the life of the process. */
 ACLEMU_VISIBILITY const char *aclemuLastKernel(void);
 /* Successful phase-2 launches of the kernel `name` since load or the last aclemuResetFaults. */
 ACLEMU_VISIBILITY int64_t aclemuKernelLaunches(const char *name);
-/* The atomic kernels (ResizeBilinearV2Grad .SIMT_* scatter and .C_PARALLEL on Ascend 950) add their
+/* The atomic kernels (ResizeBilinearV2Grad .SIMT_* scatter and .C_PARALLEL on Ascend 950,
+ * ResizeBilinearV2Grad5HD.MODE5 / .MODE6: the cores' lists of row flushes interleaved) add their
  * terms in an order drawn per launch: launch k of the sequence uses a permutation seeded from
  * (base, k). The base is ACLEMU_ATOMIC_SEED (a u64, decimal or 0x hex) or else drawn at load.
  * aclemuSetAtomicSeed sets the base and restarts the sequence at k = 0; aclemuAtomicSeed returns the
@@ -103,10 +108,24 @@ ACLEMU_VISIBILITY uint64_t aclemuAtomicSeed(void);
 ACLEMU_VISIBILITY void aclemuSetFmaContraction(int32_t on);
 ACLEMU_VISIBILITY int32_t aclemuFmaContraction(void);
 
+/* Whether the emulated TBE kernel ResizeBilinearV2Grad5HD fuses the two multiply-adds the public source
+ * leaves open: the scalar source coordinate scale * (d + 0.5) - 0.5 as one fmaf, and vec_axpy
+ * (acc = g * w + acc) rounded once. 1 fuses, 0 rounds every step, < 0 restores ACLEMU_TBE_FMA ("0" or
+ * "1", default 0). Taken by each launch at phase 2; aclemuResetFaults restores the environment's
+ * value. aclemuTbeFma: the value in force. (Mode 5's vector W coordinates are never fused.) */
+ACLEMU_VISIBILITY void aclemuSetTbeFma(int32_t on);
+ACLEMU_VISIBILITY int32_t aclemuTbeFma(void);
+/* NpuArch of the emulated SoC from the platform table (hicann/runtime platform_config *.ini): 2201
+ * (Atlas A2/A3), 3510 (Ascend 950), 1001 (Atlas training: Ascend910A, Ascend910B (first
+ * generation), Ascend910ProA/ProB/PremiumA), 2002 (Ascend310P*), or another arch the operators do
+ * not support (their phase 1 then answers 161002). 2201 when ACLEMU_SOC names no SoC of the table
+ * (or is set but empty); unset, the emulation reports Ascend910B3 (2201). */
+ACLEMU_VISIBILITY int32_t aclemuNpuArch(void);
+
 /* Disarms every fault (aclemuFailNextEvent included), sets the stream delay to 0, the launch count to
  * 0 and the last deterministic value to -1, drops an aclemuSetDeviceMemory override, zeroes the kernel
  * counters (aclemuLastKernel ""), restarts the atomic seed sequence from the environment's base and
- * drops an aclemuSetFmaContraction override. Live
+ * drops the aclemuSetFmaContraction and aclemuSetTbeFma overrides. Live
  * counters (allocations, objects, streams, events) and the referenced-free and finalize counters
  * are not touched (compare them before and after). */
 ACLEMU_VISIBILITY void aclemuResetFaults(void);

@@ -77,6 +77,15 @@ typedef struct {
     emu_range ranges[EMU_TASK_MAX_RANGES];
 } emu_task;
 
+/* One SoC of hicann/runtime's platform_config (src/ascendcl/soc_table.c). */
+typedef struct {
+    const char *name;       /* SoC_version */
+    uint32_t npu_arch;      /* NpuArch: 2201 Atlas A2/A3, 3510 Ascend 950, 1001 Atlas training, 2002 310P, ... */
+    const char *short_name; /* Short_SoC_version */
+    int32_t ai_core_cnt;
+    int64_t ub_size;        /* bytes, the first ub_size line */
+} aclemu_soc_row;
+
 /* ---- exported by libascendcl for the other two libraries ---- */
 EMU_API void aclemu_set_error(const char *fmt, ...) EMU_PRINTF(1, 2);
 EMU_API void aclemu_objects_add(int64_t delta);
@@ -101,6 +110,10 @@ EMU_API void aclemu_note_kernel(const char *name);
 EMU_API uint64_t aclemu_atomic_seed_take(void);
 /* 1 when the emulated Ascend 950 compiler contracts a * b + c into one FMA (aclemuSetFmaContraction). */
 EMU_API int32_t aclemu_fma_contraction(void);
+/* 1 when the emulated TBE kernels fuse their OPEN multiply-adds (aclemuSetTbeFma, ACLEMU_TBE_FMA). */
+EMU_API int32_t aclemu_tbe_fma(void);
+/* The table row of the emulated SoC, NULL when its name is not in the table (soc_table.c). */
+EMU_API const aclemu_soc_row *aclemu_soc_facts(void);
 
 /* ---- exported by libnnopbase for libopapi ---- */
 EMU_API int aclemu_tensor_live(const aclTensor *tensor);

@@ -157,6 +157,7 @@ typedef struct {
     void *raw;   /* result bytes (may be NULL) */
     uint64_t ws; /* phase 1's workspace size */
     int phase1_only_rc;
+    const float *out_init; /* out's contents before the call (NULL: left as allocated) */
 } call;
 
 static int op_call(call *c)
@@ -184,7 +185,7 @@ static int op_call(call *c)
         os[0] = c->out[0], os[1] = c->out[1];
     }
     dten go = make(gd, nd, c->fmt, c->gdt, c->g);
-    dten o = make(od, nd, c->out_fmt ? c->out_fmt : c->fmt, c->odt_set ? c->odt : c->gdt, NULL);
+    dten o = make(od, nd, c->out_fmt ? c->out_fmt : c->fmt, c->odt_set ? c->odt : c->gdt, c->out_init);
     aclIntArray *osa = aclCreateIntArray(os, one ? 1 : 2), *isa = aclCreateIntArray(is, (uint64_t)nd);
     aclOpExecutor *ex = NULL;
     int rc;

@@ -163,6 +163,32 @@ EMU_API int32_t aclemu_fma_contraction(void)
     return o >= 0 ? o : fma_env;
 }
 
+/* ---- the TBE kernels' OPEN contraction (ResizeBilinearV2Grad5HD): override (-1 none), else
+ * ACLEMU_TBE_FMA ("1" fuses), else 0 (each step rounded) ---- */
+
+static _Atomic int32_t tbe_fma_override = -1;
+static int32_t tbe_fma_env = 0;
+static pthread_once_t tbe_fma_once = PTHREAD_ONCE_INIT;
+
+static void tbe_fma_read(void)
+{
+    const char *env = getenv("ACLEMU_TBE_FMA");
+    if (env != NULL && strcmp(env, "1") == 0) {
+        tbe_fma_env = 1;
+    }
+}
+
+void aclemuSetTbeFma(int32_t on) { atomic_store(&tbe_fma_override, on < 0 ? -1 : on != 0); }
+
+int32_t aclemuTbeFma(void) { return aclemu_tbe_fma(); }
+
+EMU_API int32_t aclemu_tbe_fma(void)
+{
+    pthread_once(&tbe_fma_once, tbe_fma_read);
+    int32_t o = atomic_load(&tbe_fma_override);
+    return o >= 0 ? o : tbe_fma_env;
+}
+
 void emu_kernel_controls_reset(void)
 {
     pthread_mutex_lock(&kernel_mu);
@@ -177,4 +203,5 @@ void emu_kernel_controls_reset(void)
     seed_index = 0;
     pthread_mutex_unlock(&seed_mu);
     atomic_store(&fma_override, -1);
+    atomic_store(&tbe_fma_override, -1);
 }

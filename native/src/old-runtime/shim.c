@@ -82,6 +82,9 @@
     F(uint64_t, aclemuAtomicSeed, (void), ())                                                              \
     V(aclemuSetFmaContraction, (int32_t on), (on))                                                         \
     F(int32_t, aclemuFmaContraction, (void), ())                                                           \
+    V(aclemuSetTbeFma, (int32_t on), (on))                                                                 \
+    F(int32_t, aclemuTbeFma, (void), ())                                                                   \
+    F(int32_t, aclemuNpuArch, (void), ())                                                                  \
     V(aclemu_objects_add, (int64_t delta), (delta))                                                        \
     F(int, aclemu_current_context, (int32_t * device, int64_t * deterministic), (device, deterministic))   \
     F(int, aclemu_mem_find, (const void *p, uintptr_t *base, uint64_t *size), (p, base, size))             \
@@ -93,7 +96,9 @@
     F(const char *, aclemu_soc, (void), ())                                                                \
     V(aclemu_note_kernel, (const char *name), (name))                                                      \
     F(uint64_t, aclemu_atomic_seed_take, (void), ())                                                       \
-    F(int32_t, aclemu_fma_contraction, (void), ())
+    F(int32_t, aclemu_fma_contraction, (void), ())                                                         \
+    F(int32_t, aclemu_tbe_fma, (void), ())                                                                 \
+    F(const aclemu_soc_row *, aclemu_soc_facts, (void), ())
 
 #define SLOT(ret, name, params, args) ret(*name) params;
 #define VSLOT(name, params, args) void(*name) params;

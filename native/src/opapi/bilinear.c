@@ -24,13 +24,15 @@
  *  - Where the source is ambiguous: a V1 out tagged neither NCHW nor NHWC is read channels-last (as
  *    CheckShape does); V2 with gradOutput and out tagged differently computes in gradOutput's layout
  *    (its NHWC path transposes gradOutput and the result; the fallback's TransData is not modelled).
- *  - ResizeBilinearV2Grad on A2 is the built-in TBE kernel ResizeBilinearV2Grad5Hd (NC1HWC0), whose
- *    source is not public. Its weights are taken from the same op as ops-cv implements it for
- *    Ascend 950 (image/resize_bilinear_v2_grad/op_kernel/arch35/resize_bilinear_v2_grad_simt.h,
- *    SimtCompute): src clamped at 0, left = min(floor(src), in - 1), lambda clamped to [0, 1], right =
- *    left + 1 except at the end, and four atomic adds (dx1 * dy1) * g, (dx * dy1) * g, (dx1 * dy) * g,
- *    (dx * dy) * g; scale (in - 1) / (out - 1) (0 when out <= 1) with align_corners, else in / out.
- *    The order of the atomic adds is not specified; here gradient elements are added row-major.
+ *  - ResizeBilinearV2Grad on A2/A3 (and on 1001 / 2002) is the built-in TBE kernel
+ *    ResizeBilinearV2Grad5HD (DoResizeBilinearV2Grad: TransData to NC1HWC0, cast to float32, the
+ *    kernel, cast back): tbe5hd.c. It derives both scales from the sizes (scales ignored).
+ *  - Atlas training (NpuArch 1001) and 310P (2002), from aclnn_upsample_bilinear_2d_backward_v2.cpp:
+ *    CheckDtypeValid allows FLOAT and FLOAT16 only (DTYPE_SUPPORT_LIST_310P) when the sizes differ;
+ *    the routing (l.408: sizes differ and arch != DAV_2201 -> DoResizeBilinearV2Grad; l.415: arch ==
+ *    DAV_2201 -> UpsampleBilinear2dGrad) runs NEITHER branch for equal sizes there: nothing is
+ *    launched, workspace 0, out keeps its contents. V1 (aclnn_upsample_bilinear_2d_backward.cpp, not
+ *    RegBase) is the A2 V1: ViewCopy for equal sizes, otherwise the TBE kernel.
  */
 #include "dtype.h"
 
@@ -71,64 +73,6 @@ int emu_bilinear_grad_run(const emu_op_params *p, char *msg, size_t msglen)
                           msglen);
     free(th);
     return rc;
-}
-
-/* ResizeBilinearV2Grad's taps for one dimension: i1 == i0 at the end (both weights go there). */
-static void resize_grad_taps(emu_tap *t, int64_t out, int64_t in, float s, int align)
-{
-    for (int64_t o = 0; o < out; o++) {
-        float src = align ? (float)o * s : ((float)o + 0.5f) * s - 0.5f;
-        src = src < 0.0f ? 0.0f : src;
-        int64_t i0 = (int64_t)floorf(src);
-        i0 = i0 < in - 1 ? i0 : in - 1;
-        float lambda = fminf(fmaxf(src - (float)i0, 0.0f), 1.0f);
-        t[o] = (emu_tap){(int32_t)i0, (int32_t)(i0 < in - 1 ? i0 + 1 : i0), 1.0f - lambda, lambda};
-    }
-}
-
-int emu_resize_grad_run(const emu_op_params *p, char *msg, size_t msglen)
-{
-    emu_tap *th = malloc((size_t)(p->outH + p->outW) * sizeof *th);
-    float *acc = malloc((size_t)(p->inH * p->inW) * sizeof *acc);
-    if (th == NULL || acc == NULL) {
-        free(th);
-        free(acc);
-        snprintf(msg, msglen, "out of host memory for the kernel's scratch buffers");
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
-    }
-    emu_tap *tw = th + p->outH;
-    resize_grad_taps(th, p->outH, p->inH, p->sH, p->align_corners);
-    resize_grad_taps(tw, p->outW, p->inW, p->sW, p->align_corners);
-    const emu_view *g = &p->go, *o = &p->out;
-    const int64_t W = p->inW;
-    for (int64_t n = 0; n < p->N; n++) {
-        for (int64_t c = 0; c < p->C; c++) {
-            for (int64_t k = 0; k < p->inH * W; k++) {
-                acc[k] = 0.0f;
-            }
-            int64_t gb = g->offset + n * g->strides[0] + c * g->strides[1];
-            for (int64_t oh = 0; oh < p->outH; oh++) {
-                const emu_tap y = th[oh];
-                for (int64_t ow = 0; ow < p->outW; ow++) {
-                    const emu_tap x = tw[ow];
-                    float v = emu_load(g->data, g->dtype, gb + oh * g->strides[2] + ow * g->strides[3]);
-                    acc[y.i0 * W + x.i0] += (x.w0 * y.w0) * v;
-                    acc[y.i0 * W + x.i1] += (x.w1 * y.w0) * v;
-                    acc[y.i1 * W + x.i0] += (x.w0 * y.w1) * v;
-                    acc[y.i1 * W + x.i1] += (x.w1 * y.w1) * v;
-                }
-            }
-            int64_t ob = o->offset + n * o->strides[0] + c * o->strides[1];
-            for (int64_t h = 0; h < p->inH; h++) {
-                for (int64_t w = 0; w < W; w++) {
-                    emu_store(o->data, o->dtype, ob + h * o->strides[2] + w * o->strides[3], acc[h * W + w]);
-                }
-            }
-        }
-    }
-    free(th);
-    free(acc);
-    return 0;
 }
 
 /* ---- phase 1 ---- */
@@ -223,19 +167,18 @@ static aclnnStatus check_dtypes(const emu_op_spec *sp, const emu_args *a, int al
     return emu_check_dtypes(sp, a, allow_bf16 || sizes_same(a));
 }
 
-static float resize_scale(int64_t in, int64_t out, int align)
+/* UpsampleBilinear2dGrad's scale (upsample_bilinear2d_grad_tiling.cpp compute_scale_value): the given
+ * 1/scale, else from the sizes ((in - 1) / (out - 1), 0 for out <= 1, with align_corners). */
+static float kernel_scale(int64_t in, int64_t out, int align, double scale)
 {
+    float given = scale > 0 ? (float)(1.0 / scale) : 0.0f;
+    if (!align && given > 0) {
+        return given;
+    }
     if (align) {
         return out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
     }
     return (float)in / (float)out;
-}
-
-/* UpsampleBilinear2dGrad: as the fallback's, except that a given scale is used as 1/scale. */
-static float kernel_scale(int64_t in, int64_t out, int align, double scale)
-{
-    float given = scale > 0 ? (float)(1.0 / scale) : 0.0f;
-    return !align && given > 0 ? given : resize_scale(in, out, align);
 }
 
 /* V2's choice of the UpsampleBilinear2dGrad kernel over the ResizeBilinearV2Grad fallback. */
@@ -269,11 +212,12 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *w
 {
     const int v2 = sp->op == EMU_OP_BILINEAR_V2;
     aclnnStatus rc = emu_check_handles(sp, a, workspaceSize, executor);
-    if (rc != ACLNN_SUCCESS || (rc = check_ranks(sp, a)) != ACLNN_SUCCESS) {
+    if (rc != ACLNN_SUCCESS || (rc = emu_check_arch(sp)) != ACLNN_SUCCESS || (rc = check_ranks(sp, a)) != ACLNN_SUCCESS) {
         return rc;
     }
     const int go_cl = a->go->format == ACL_FORMAT_NHWC;
     const int a950 = emu_soc_generation() == EMU_GEN_950; /* IsRegBase(): resize_grad_950.c */
+    const int tbe = emu_soc_generation() == EMU_GEN_TBE;  /* NpuArch 1001 / 2002 */
     int out_cl;
     if (v2) {
         if (a->out->format != ACL_FORMAT_NCHW && a->out->format != ACL_FORMAT_NHWC) { /* CheckFormat */
@@ -281,7 +225,7 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *w
                      sp->api, emu_format_name(a->out->format), a->out->format);
         }
         if ((rc = check_grad_dims(sp, a, go_cl, "gradOutput's format")) != ACLNN_SUCCESS ||
-            (rc = check_nc(sp, a)) != ACLNN_SUCCESS || (rc = check_dtypes(sp, a, 1)) != ACLNN_SUCCESS) {
+            (rc = check_nc(sp, a)) != ACLNN_SUCCESS || (rc = check_dtypes(sp, a, !tbe)) != ACLNN_SUCCESS) {
             return rc;
         }
         for (int i = 0; i < 4 && !a950; i++) { /* CheckUplimit (returns true at once on RegBase) */
@@ -305,23 +249,25 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *w
     if (emu_numel(a->go) == 0 || (v2 && emu_numel(a->out) == 0)) {
         return emu_finish_empty(sp, workspaceSize, executor);
     }
+    if (v2 && tbe && sizes_same(a)) { /* 1001 / 2002: neither routing branch runs (see the header) */
+        return emu_finish_empty(sp, workspaceSize, executor);
+    }
     if ((rc = check_out_dims(sp, a)) != ACLNN_SUCCESS) {
         return rc;
     }
-    emu_op_params p = {.kernel = EMU_KERNEL_RESIZE_GRAD};
+    emu_op_params p = {.kernel = EMU_KERNEL_NONE};
     const int64_t *is = a->is->values, *os = a->os->values;
     int64_t inH = go_cl ? is[1] : is[2], inW = go_cl ? is[2] : is[3];
     if (!v2 && sizes_same(a)) {
         p.kernel = EMU_KERNEL_COPY;
     } else if (a950) {
         return emu_resize950_finish(sp, a, go_cl, workspaceSize, executor);
-    } else if (v2 && v2_uses_kernel(a, go_cl)) {
+    } else if (v2 && !tbe && v2_uses_kernel(a, go_cl)) {
         p.kernel = EMU_KERNEL_BILINEAR_GRAD;
         p.sH = kernel_scale(inH, os[0], a->align, a->scales[0]);
         p.sW = kernel_scale(inW, os[1], a->align, a->scales[1]);
-    } else {
-        p.sH = resize_scale(inH, os[0], a->align);
-        p.sW = resize_scale(inW, os[1], a->align);
+    } else { /* ResizeBilinearV2Grad5HD: the scales come from the sizes inside the kernel */
+        emu_tbe5hd_setup(&p, os[0], os[1], inH, inW);
     }
     return emu_finish(sp, a, &p, 2, go_cl, out_cl, workspaceSize, executor);
 }

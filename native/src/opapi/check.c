@@ -75,7 +75,7 @@ aclnnStatus emu_check_handles(const emu_op_spec *sp, const emu_args *a, uint64_t
 
 aclnnStatus emu_check_dtypes(const emu_op_spec *sp, const emu_args *a, int allow_bf16)
 {
-    const char *allowed = allow_bf16 ? "FLOAT, FLOAT16, BF16" : "FLOAT, FLOAT16 (BF16 needs Ascend 950)";
+    const char *allowed = allow_bf16 ? "FLOAT, FLOAT16, BF16" : "FLOAT, FLOAT16 (BF16 is not supported by this op on this SoC)";
     for (int i = 0; i < 2; i++) {
         int32_t d = i ? a->out->dtype : a->go->dtype;
         if (!(d == ACL_FLOAT || d == ACL_FLOAT16 || (d == ACL_BF16 && allow_bf16))) {

@@ -140,7 +140,7 @@ int emu_kernel_run(const void *params, void *workspace, char *msg, size_t msglen
     switch (p->kernel) {
     case EMU_KERNEL_NEAREST_EXACT: return emu_nearest_exact_run(p, workspace, msg, msglen);
     case EMU_KERNEL_BILINEAR_GRAD: return emu_bilinear_grad_run(p, msg, msglen);
-    case EMU_KERNEL_RESIZE_GRAD: return emu_resize_grad_run(p, msg, msglen);
+    case EMU_KERNEL_RB5HD: return emu_tbe5hd_run(p, msg, msglen);
     case EMU_KERNEL_COPY: return emu_copy_run(p);
     case EMU_KERNEL_NE950_COPY: return emu_copy_run(p);
     case EMU_KERNEL_NE950_SIMT: return emu_nearest950_run(p, msg, msglen);

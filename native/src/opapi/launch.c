@@ -89,7 +89,8 @@ static aclnnStatus launch(const char *api, void *ws, uint64_t wsSize, aclOpExecu
     memcpy(&j->params, e->params, sizeof j->params);
     /* The 950 kernels' compiler switch and the atomic kernels' order are fixed per launch. */
     j->params.fma = aclemu_fma_contraction();
-    if (emu_kernel_is_atomic(j->params.kernel)) {
+    j->params.tbe_fma = aclemu_tbe_fma();
+    if (emu_kernel_is_atomic(&j->params)) {
         j->params.seed = aclemu_atomic_seed_take();
     }
     const emu_op_params *p = &j->params;

@@ -179,7 +179,7 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, int spatial
                            aclOpExecutor **executor)
 {
     aclnnStatus rc = emu_check_handles(sp, a, workspaceSize, executor);
-    if (rc != ACLNN_SUCCESS) {
+    if (rc != ACLNN_SUCCESS || (rc = emu_check_arch(sp)) != ACLNN_SUCCESS) {
         return rc;
     }
     /* 2d: "if (gradOutput->IsEmpty() || out->IsEmpty())" comes before CheckParams. */
@@ -189,6 +189,14 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, int spatial
     if ((rc = emu_check_dtypes(sp, a, 1)) != ACLNN_SUCCESS || (rc = check_shape(sp, a, spatial)) != ACLNN_SUCCESS ||
         (rc = check_rules(sp, a, spatial)) != ACLNN_SUCCESS || (rc = check_sizes(sp, a, spatial)) != ACLNN_SUCCESS) {
         return rc;
+    }
+    if (emu_soc_generation() == EMU_GEN_TBE) {
+        /* op_host/config ships UpsampleNearestExact2dGrad binaries for ascend910b, ascend910_93 and
+         * ascend950 only: on 1001 / 2002 the kernel lookup of phase 1 fails (opbase: 561003). */
+        EMU_FAIL(ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+                 "%s: find npu kernel error: no UpsampleNearestExact2dGrad kernel binary ships for SoC %s (NpuArch %u; "
+                 "ops-cv op_host/config has ascend910b, ascend910_93, ascend950 only)",
+                 sp->api, aclemu_soc() ? aclemu_soc() : "?", emu_soc_arch());
     }
     if (emu_soc_generation() == EMU_GEN_950) { /* IsRegBase(): the arch35 kernel (nearest_exact_950.c) */
         return emu_nearest950_finish(sp, a, spatial, workspaceSize, executor);

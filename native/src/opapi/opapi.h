@@ -23,7 +23,6 @@ enum {
     EMU_KERNEL_NONE = 0,      /* empty tensors: phase 2 launches nothing */
     EMU_KERNEL_NEAREST_EXACT, /* UpsampleNearestExact2dGrad: 0/1 matrices, W pass then H pass */
     EMU_KERNEL_BILINEAR_GRAD, /* UpsampleBilinear2dGrad: weight matrices, W pass then H pass */
-    EMU_KERNEL_RESIZE_GRAD,   /* ResizeBilinearV2Grad: four weighted updates per gradient element */
     EMU_KERNEL_COPY,          /* a view copy (bilinear V1 with equal sizes) */
     /* Ascend 950 (arch35) kernels: nearest_exact_950.c, resize_gather_950.c, resize_scatter_950.c */
     EMU_KERNEL_NE950_COPY,     /* UpsampleNearestExact2dGrad schId 0: byte copy */
@@ -34,10 +33,14 @@ enum {
     EMU_KERNEL_RB950_DETERMINE_SCALES, /* SIMT gather, per-step source coordinate, edge cases */
     EMU_KERNEL_RB950_C_PARALLEL,       /* NHWC, atomic adds of channel vectors */
     EMU_KERNEL_RB950_SIMT,             /* SIMT scatter, atomic adds in the output dtype */
+    /* The built-in TBE kernel ResizeBilinearV2Grad5HD (A2/A3, Atlas training 1001, 310P 2002): tbe5hd.c */
+    EMU_KERNEL_RB5HD,
 };
 
-/* The emulated device generation, from the SoC name (soc.c). */
-enum { EMU_GEN_A2 = 0, EMU_GEN_950 = 1 };
+/* The emulated device generation, from the SoC table's NpuArch (soc.c): A2/A3 (2201, also unknown
+ * names), Ascend 950 (3510), the TBE-only generations Atlas training (1001) and 310P (2002), and a
+ * known SoC of any other arch (the ops refuse it at phase 1). */
+enum { EMU_GEN_A2 = 0, EMU_GEN_950 = 1, EMU_GEN_TBE = 2, EMU_GEN_UNSUPPORTED = 3 };
 
 typedef struct {
     int kernel;
@@ -52,6 +55,11 @@ typedef struct {
     int half_pixel;    /* ResizeBilinearV2Grad's half_pixel_centers attribute */
     int fma;           /* taken at phase 2: the compiler contracts a * b + c (aclemuSetFmaContraction) */
     uint64_t seed;     /* taken at phase 2 by the atomic kernels: their order of additions */
+    /* ResizeBilinearV2Grad5HD only (tbe5hd.c): the tiling mode and the compile info of the SoC */
+    int tbe_mode;         /* 0..6 (CalTilingMode) */
+    int64_t tbe_tensor_c; /* ub_size / 4 / 2 / 16 */
+    int64_t tbe_cores;    /* ai_core_cnt */
+    int tbe_fma;          /* taken at phase 2 (aclemuSetTbeFma) */
 } emu_op_params;
 
 /* The four public ops. */
@@ -103,12 +111,19 @@ aclnnStatus emu_launch(const char *api, void *workspace, uint64_t workspaceSize,
 
 /* ---- soc.c: the emulated generation and the phase-1 deterministic flag ---- */
 int emu_soc_generation(void);
+/* The NpuArch of the emulated SoC (2201 when the name is not in the table). */
+uint32_t emu_soc_arch(void);
+/* Phase 1 on a known SoC of an arch the op library does not implement: 161002 with the V2 host
+ * code's message; ACLNN_SUCCESS otherwise. */
+aclnnStatus emu_check_arch(const emu_op_spec *sp);
+/* The TBE compile info of the emulated SoC: core count, tensor_c, l1_support. */
+void emu_tbe_compile_info(int64_t *cores, int64_t *tensor_c, int *l1_support);
 /* opbase InitL2Phase1Context: the process-wide ACL_OPT_DETERMINISTIC level >= 1, read at phase 1. */
 int emu_phase1_deterministic(void);
 /* The name launch.c records for a parameter block (kname, else the A2 kernel's name). */
 const char *emu_kernel_name(const emu_op_params *p);
-/* 1 for the kernels whose order of additions is drawn per launch (they take a seed at phase 2). */
-int emu_kernel_is_atomic(int kernel);
+/* 1 for the launches whose order of additions is drawn per launch (they take a seed at phase 2). */
+int emu_kernel_is_atomic(const emu_op_params *p);
 
 /* ---- Ascend 950 phase 1 (nearest_exact_950.c, resize_grad_950.c) ---- */
 aclnnStatus emu_nearest950_finish(const emu_op_spec *sp, const emu_args *a, int spatial, uint64_t *workspaceSize,
@@ -124,12 +139,16 @@ aclnnStatus emu_resize950_finish(const emu_op_spec *sp, const emu_args *a, int c
 int emu_kernel_run(const void *params, void *workspace, char *msg, size_t msglen);
 int emu_nearest_exact_run(const emu_op_params *p, void *workspace, char *msg, size_t msglen);
 int emu_bilinear_grad_run(const emu_op_params *p, char *msg, size_t msglen);
-int emu_resize_grad_run(const emu_op_params *p, char *msg, size_t msglen);
 int emu_copy_run(const emu_op_params *p);
 int emu_nearest950_run(const emu_op_params *p, char *msg, size_t msglen);
 int emu_resize950_gather_run(const emu_op_params *p);
 int emu_resize950_scatter_run(const emu_op_params *p, char *msg, size_t msglen);
 int emu_resize950_point_copy_run(const emu_op_params *p);
+/* ResizeBilinearV2Grad5HD (tbe5hd.c): the tiling mode for the sizes and the SoC, and the kernel. */
+int emu_tbe5hd_mode(int64_t gh, int64_t gw, int64_t ih, int64_t iw, int64_t tensor_c, int l1_support);
+/* Fills kernel, tbe_* and kname for gradient gh x gw into image ih x iw on the emulated SoC. */
+void emu_tbe5hd_setup(emu_op_params *p, int64_t gh, int64_t gw, int64_t ih, int64_t iw);
+int emu_tbe5hd_run(const emu_op_params *p, char *msg, size_t msglen);
 
 /*
  * The separable two-pass sum both Cube kernels use. Per dimension, gradient position o sends w0 to
