@@ -167,7 +167,7 @@ export async function generationChecks(npu: Device): Promise<Check[]> {
         }
         : {
           status: "ok",
-          title: `${what}: this device ` +
+          title: `${what}: ${a950 ? `input ${probe.cell}: ` : ""}this device ` +
             (probe.contracted
               ? `contracts a * b + c into one FMA (device reference: ${option}: true)`
               : `rounds the product before the sum (device reference: ${option}: false)`),

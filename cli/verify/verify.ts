@@ -56,6 +56,9 @@ export async function verifyDevice(
 ): Promise<VerifySummary> {
   // The reference follows the SoC the runtime reports (aclrtGetSocName), or --soc.
   const { target, options: bound } = referenceOf(npu, options.soc);
+  if (target.unsupported !== undefined) {
+    throw new RangeError(`verify --soc ${options.soc}: ${target.unsupported}`);
+  }
   log(
     `reference: ${FAMILY_NAMES[target.generation]} rules ` +
       `(${options.soc !== undefined ? "--soc" : "the runtime's SoC"}: ${target.reason})`,
@@ -71,6 +74,16 @@ export async function verifyDevice(
   const npuGeneration = npu.generation ?? "a2";
   const all = makeCases(options.cases, options.seed, options.dtypes);
   const cases = all.filter((c) => familyRuns(c, npuGeneration));
+  // What the reference's family runs and the NPU's refuses: the NPU is not of that family.
+  let familyMismatches = 0;
+  for (const c of all) {
+    if (familyRuns(c, npuGeneration) || !familyRuns(c, target.generation)) continue;
+    familyMismatches++;
+    log(
+      `MISMATCH ${describeCase(c)}: the ${FAMILY_NAMES[npuGeneration]} does not run it, the ` +
+        `${FAMILY_NAMES[target.generation]} does`,
+    );
+  }
   if (cases.length < all.length) {
     log(
       `${all.length - cases.length} of ${all.length} configurations skipped: the ` +
@@ -106,10 +119,19 @@ export async function verifyDevice(
     }
     // V1 bilinear on A2/A3 is PyTorch's rule from the sizes: its reference runs with PyTorch numerics.
     const v1 = c.op === "bilinear2d" && bound.bilinearApi === "v1";
-    const expected = await deviceReference(c, values, {
-      ...bound,
-      device: v1 ? pytorch : reference,
-    });
+    let expected: Float32Array;
+    try {
+      expected = await deviceReference(c, values, {
+        ...bound,
+        device: v1 ? pytorch : reference,
+      });
+    } catch (error) {
+      // The reference's family does not run what the NPU ran: the NPU is not that family.
+      if (!(error instanceof TypeError) || familyRuns(c, target.generation)) throw error;
+      failures++;
+      log(`MISMATCH ${describeCase(c)}: the NPU ran it; ${error.message}`);
+      continue;
+    }
     const check = compareWithDevice(c, values, onNpu, expected, bound);
     if (!check.ok) {
       failures++;
@@ -139,7 +161,18 @@ export async function verifyDevice(
   );
   for (const line of examples.slice(0, 10)) log(line);
   if (examples.length > 10) log(`  ... and ${examples.length - 10} more configurations`);
-  return { cases: cases.length, failures, pytorchDifferences, pytorchElements };
+  if (familyMismatches > 0) {
+    log(
+      `${familyMismatches} configurations the reference's family runs and the NPU's does not ` +
+        `(MISMATCH above)`,
+    );
+  }
+  return {
+    cases: cases.length,
+    failures: failures + familyMismatches,
+    pytorchDifferences,
+    pytorchElements,
+  };
 }
 
 function familyRuns(c: VerifyCase, generation: AscendGeneration): boolean {

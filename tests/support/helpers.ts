@@ -11,6 +11,7 @@ import { bfloat16BitsFromNumber, bfloat16BitsToNumber } from "../../src/tensor/d
 import { emulationDir } from "../../tools/emu_dir.ts";
 import { type BackendCase, processLanes } from "./lanes.ts";
 import { seededRandom } from "../../cli/verify/cases.ts";
+import { type AscendGeneration, generationOfSoc } from "../../src/rules/generation.ts";
 
 /**
  * Folder of the host emulation build for the platform the tests run on (`deno task build:native`;
@@ -86,6 +87,10 @@ const CONTROLS = {
   aclemuAtomicSeed: { parameters: [], result: "u64", optional: true },
   aclemuSetFmaContraction: { parameters: ["i32"], result: "void", optional: true },
   aclemuFmaContraction: { parameters: [], result: "i32", optional: true },
+  // The emulated SoC's NpuArch and the TBE ResizeBilinearV2Grad's contraction switch.
+  aclemuNpuArch: { parameters: [], result: "i32", optional: true },
+  aclemuSetTbeFma: { parameters: ["i32"], result: "void", optional: true },
+  aclemuTbeFma: { parameters: [], result: "i32", optional: true },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 let controls: Deno.DynamicLibrary<typeof CONTROLS>["symbols"] | null = null;
@@ -158,10 +163,20 @@ export function emulatedSoc(): string | null {
   return (emulatedSocName = device.name.split(" ")[0]);
 }
 
-/** The kernel generation of the emulated SoC: `"950"` (Ascend950*), else `"a2"`; null: no emulation. */
-export function emulatedGeneration(): "a2" | "950" | null {
+/** The kernel generation of the emulated SoC (CANN's platform table; `"a2"` assumed); null: no emulation. */
+export function emulatedGeneration(): AscendGeneration | null {
   const soc = emulatedSoc();
-  return soc === null ? null : soc.startsWith("Ascend950") ? "950" : "a2";
+  return soc === null ? null : generationOfSoc(soc).generation;
+}
+
+/** The emulated SoC's NpuArch, as the emulation's own table has it. */
+export function emuNpuArch(): number {
+  return required(emu().aclemuNpuArch, "aclemuNpuArch")();
+}
+
+/** The emulated TBE ResizeBilinearV2Grad's contraction: 1 fused, 0 not, < 0 restores the default. */
+export function emuSetTbeFma(on: number): void {
+  required(emu().aclemuSetTbeFma, "aclemuSetTbeFma")(on);
 }
 
 /**

@@ -1,8 +1,9 @@
-// verify and doctor follow the runtime's kernel generation: each runs in a child process on the
-// emulation as an Atlas A2 (Ascend910B3) or an Ascend 950 (Ascend950PR_9599) (ACLEMU_SOC is read once
-// per process). verify passes against its own generation's reference and fails against the other's
-// (--soc); an unknown SoC is reported with the generation assumed; doctor names the generation, the
-// deterministic flag's effect per op and, on the 950, the FMA probe's answer (both ACLEMU_FMA settings).
+// verify and doctor follow the runtime's kernel family: each runs in a child process on the emulation
+// as an Atlas A2 (Ascend910B3), an Ascend 950 (Ascend950PR_9599), an Atlas training series
+// (Ascend910A) or inference series (Ascend310P3) SoC (ACLEMU_SOC is read once per process). verify
+// passes against its own family's reference and fails against another's (--soc); an unknown SoC is
+// reported with A2/A3 assumed, one of another arch refused; doctor names the family, per op support
+// and determinism, and the contraction probe's answer (both ACLEMU_FMA / ACLEMU_TBE_FMA settings).
 
 import assert from "node:assert/strict";
 import { EMU_DIR, EMULATED_LANE } from "../support/helpers.ts";
@@ -17,7 +18,15 @@ async function run(
   env: Record<string, string> = {},
 ): Promise<{ code: number; text: string }> {
   const inherited = Deno.env.toObject();
-  for (const key of ["ACLEMU_SOC", "ACLEMU_FMA", "ACLEMU_ATOMIC_SEED", "ACLNN_LIB_DIR"]) {
+  for (
+    const key of [
+      "ACLEMU_SOC",
+      "ACLEMU_FMA",
+      "ACLEMU_TBE_FMA",
+      "ACLEMU_ATOMIC_SEED",
+      "ACLNN_LIB_DIR",
+    ]
+  ) {
     delete inherited[key];
   }
   const output = await new Deno.Command(Deno.execPath(), {
@@ -43,82 +52,116 @@ async function run(
 const ignore = EMULATED_LANE.ignore !== undefined;
 const CASES = ["--cases", "40", "--seed", "7"];
 
+const A910 = "Ascend910A", A310P = "Ascend310P3";
+const FAMILIES: ReadonlyArray<readonly [string, string]> = [
+  [A2, "Atlas A2/A3"],
+  [A950, "Ascend 950"],
+  [A910, "Atlas training series \\(Ascend 910\\)"],
+  [A310P, "Atlas inference series \\(Ascend 310P\\)"],
+];
+
 Deno.test({
-  name: "verify: passes on each emulated generation against the runtime's SoC",
+  name: "verify: passes on each emulated family against the runtime's SoC",
   ignore,
 }, async () => {
-  for (const [soc, rules] of [[A2, "Ascend A2/A3 rules"], [A950, "Ascend 950 rules"]]) {
+  for (const [soc, family] of FAMILIES) {
     const { code, text } = await run("verify", soc, CASES);
     assert.equal(code, 0, text);
-    assert.match(text, new RegExp(`reference: ${rules} \\(the runtime's SoC: ${soc} `));
-    assert.match(text, /40 configurations on .*: 40 match the device reference/);
+    assert.match(
+      text,
+      new RegExp(`reference: ${family} rules \\(the runtime's SoC: ${soc} is NpuArch`),
+    );
+    const tbeOnly = soc === A910 || soc === A310P;
+    if (tbeOnly) {
+      const skipped = text.match(/(\d+) of 40 configurations skipped: the .* does not run them/);
+      assert.ok(skipped !== null, text);
+      const ran = 40 - Number(skipped[1]);
+      assert.ok(ran >= 5, text);
+      assert.match(
+        text,
+        new RegExp(`${ran} configurations on .*: ${ran} match the device reference`),
+      );
+    } else {
+      assert.match(text, /40 configurations on .*: 40 match the device reference/);
+    }
   }
 });
 
 Deno.test({
-  name:
-    "verify: fails against the other generation's reference (--soc), and --soc of its own passes",
+  name: "verify: fails against another family's reference (--soc), and --soc of its own passes",
   ignore,
 }, async () => {
-  for (const [soc, other] of [[A2, A950], [A950, A2]]) {
+  const pairs = [[A2, A950], [A950, A2], [A910, A2], [A310P, A950], [A2, A910]];
+  for (const [soc, other] of pairs) {
     const crossed = await run("verify", soc, [...CASES, "--soc", other]);
-    assert.equal(crossed.code, 1, crossed.text);
+    assert.equal(crossed.code, 1, `${soc} vs ${other}: ${crossed.text}`);
     assert.match(crossed.text, new RegExp(`\\(--soc: ${other} `));
     assert.match(crossed.text, /^MISMATCH /m);
+  }
+  for (const [soc] of FAMILIES) {
     const own = await run("verify", soc, [...CASES, "--soc", soc]);
     assert.equal(own.code, 0, own.text);
   }
 });
 
 Deno.test({
-  name: "verify: an unknown --soc is reported with the generation assumed and why",
+  name: "verify: an unknown --soc is assumed A2/A3 with why; one of another arch is refused",
   ignore,
 }, async () => {
-  const { code, text } = await run("verify", A2, [...CASES, "--soc", "Ascend310P3"]);
-  assert.equal(code, 0, text);
+  const unknown = await run("verify", A2, [...CASES, "--soc", "Ascend999"]);
+  assert.equal(unknown.code, 0, unknown.text);
   assert.match(
-    text,
-    /reference: Ascend A2\/A3 rules \(--soc: Ascend310P3 is not a SoC the library models .*assumed\)/,
+    unknown.text,
+    /reference: Atlas A2\/A3 rules \(--soc: Ascend999 is not in CANN's platform table .*assumed\)/,
   );
+  const other = await run("verify", A2, [...CASES, "--soc", "Ascend310B1"]);
+  assert.notEqual(other.code, 0, other.text);
+  assert.match(other.text, /Ascend310B1 \(NpuArch 3002, Ascend310B\) runs none of/);
 });
 
 Deno.test({
-  name:
-    "doctor: names the generation, the deterministic flag's effect per op, and the 950's FMA rule",
+  name: "doctor: names the family, per op support and determinism, and the contraction probe",
   ignore,
 }, async () => {
-  const a2 = await run("doctor", A2, []);
-  assert.match(a2.text, /\[ok\] +kernel generation: Ascend A2\/A3: Ascend910B3 /);
-  assert.match(a2.text, /deterministic flag on this SoC, nearest-exact 1d\/2d: no kernel change/);
-  assert.match(
-    a2.text,
-    /deterministic flag on this SoC, bilinear: no change in public code .* whether its results repeat run to run is unknown/,
-  );
-  assert.doesNotMatch(a2.text, /FMA probe/);
-  for (
-    const [fma, answer] of [["1", /input 2: this device contracts/], [
-      "0",
-      /input 3: this device rounds the product/,
-    ]] as const
-  ) {
-    const a950 = await run("doctor", A950, [], { ACLEMU_FMA: fma });
-    assert.match(a950.text, /\[ok\] +kernel generation: Ascend 950 \(arch35\): Ascend950PR_9599 /);
-    assert.match(
-      a950.text,
-      /deterministic flag on this SoC, nearest-exact 1d\/2d: no kernel change/,
-    );
-    assert.match(
-      a950.text,
-      /deterministic flag on this SoC, bilinear: changes the kernel of calls that enlarge no dimension/,
-    );
-    assert.match(
-      a950.text,
-      new RegExp(`\\[ok\\] +FMA probe \\(nearest-exact 1d, 6 -> 1\\): ${answer.source}`),
-    );
+  for (const [soc, family] of FAMILIES) {
+    const a950 = soc === A950;
+    const tbeOnly = soc === A910 || soc === A310P;
+    for (const fma of ["1", "0"]) {
+      const env: Record<string, string> = a950 ? { ACLEMU_FMA: fma } : { ACLEMU_TBE_FMA: fma };
+      const { text } = await run("doctor", soc, [], env);
+      assert.match(text, new RegExp(`\\[ok\\] +kernel generation: ${family}: ${soc} is NpuArch`));
+      if (tbeOnly) {
+        assert.match(text, /nearest-exact 1d\/2d: not supported on this family/);
+        assert.match(text, /bilinear: supported for float32 and float16 .* modes 5 and 6/);
+      } else {
+        assert.match(text, /nearest-exact 1d\/2d: supported; deterministic flag: no kernel change/);
+      }
+      if (soc === A2) assert.match(text, /V1 and V2's fallback .*mode 6 here: no L1/);
+      if (a950) {
+        assert.match(text, /bilinear: supported; deterministic flag: changes the kernel/);
+        const answer = fma === "1"
+          ? "input 2: this device contracts"
+          : "input 3: this device rounds";
+        assert.match(
+          text,
+          new RegExp(`\\[ok\\] +FMA probe \\(nearest-exact 1d, 6 -> 1\\): ${answer}`),
+        );
+      } else {
+        const answer = fma === "1"
+          ? "contracts a \\* b \\+ c into one FMA \\(device reference: tbeFma: true\\)"
+          : "rounds the product before the sum \\(device reference: tbeFma: false\\)";
+        assert.match(
+          text,
+          new RegExp(`\\[ok\\] +TBE FMA probe \\(bilinear 3 <- 19\\): this device ${answer}`),
+        );
+      }
+    }
   }
-  const unknown = await run("doctor", "Ascend310P3", []);
+  const unknown = await run("doctor", "Ascend999", []);
   assert.match(
     unknown.text,
-    /\[warn\] kernel generation: Ascend A2\/A3 assumed: Ascend310P3 is not a SoC/,
+    /\[warn\] kernel generation: Atlas A2\/A3 assumed: Ascend999 is not in CANN's platform table/,
   );
+  const other = await run("doctor", "Ascend310B1", []);
+  assert.match(other.text, /Ascend310B1 \(NpuArch 3002, Ascend310B\) runs none of/);
 });
