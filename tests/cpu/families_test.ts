@@ -22,6 +22,7 @@ import {
 } from "../../src/rules/generation.ts";
 import { ascendPlan, type AscendTarget } from "../../src/rules/numerics.ts";
 import { SOC_ROWS } from "../../src/rules/soc_table_data.ts";
+import type { UpsampleParams } from "../../src/rules/ops.ts";
 
 const SOCS = {
   a2: "Ascend910B3",
@@ -77,7 +78,12 @@ function target(generation: keyof typeof SOCS, extra: Partial<AscendTarget> = {}
   return { generation, bilinearApi: "v2", fma: true, tbeFma: false, ...extra };
 }
 
-function bilinear(inHW: number[], outHW: number[], scales = [0, 0], deterministic = false) {
+function bilinear(
+  inHW: number[],
+  outHW: number[],
+  scales = [0, 0],
+  deterministic = false,
+): UpsampleParams & { deterministic: boolean } {
   return {
     op: "bilinear2d" as const,
     dtype: "float32" as DType,
@@ -196,14 +202,14 @@ Deno.test("deterministic mode refuses order-dependent kernels, per family", asyn
         e.generation === "a2" && /pass both scalesH and scalesW/.test(e.message) &&
         /deterministicWarnOnly/.test(e.message),
     );
-    using ok = upsampleBilinear2dBackward(g, opts([2, 2]));
-    using off = upsampleBilinear2dBackward(g, { ...opts([2, 0]), deterministic: false });
+    using _ok = upsampleBilinear2dBackward(g, opts([2, 2]));
+    using _off = upsampleBilinear2dBackward(g, { ...opts([2, 0]), deterministic: false });
   });
   for (const generation of ["910", "310p"] as const) {
     await t.step(`${generation}: mode 5 refused by default, setDeterministic and per call`, () => {
       using device = Device.open({ backend: "cpu", numerics: "device", soc: SOCS[generation] });
       using g = grad(device);
-      using free = upsampleBilinear2dBackward(g, opts([0, 0])); // off: runs
+      using _free = upsampleBilinear2dBackward(g, opts([0, 0])); // off: runs
       assert.throws(
         () => upsampleBilinear2dBackward(g, { ...opts([0, 0]), deterministic: true }),
         (e: unknown) =>
@@ -214,7 +220,7 @@ Deno.test("deterministic mode refuses order-dependent kernels, per family", asyn
       device.setDeterministic(true);
       assert.throws(() => upsampleBilinear2dBackward(g, opts([0, 0])), NondeterministicKernelError);
       using small = device.zeros([1, 2, 16, 16]);
-      using ok = upsampleBilinear2dBackward(small, {
+      using _ok = upsampleBilinear2dBackward(small, {
         outputSize: [16, 16],
         inputSize: [1, 2, 8, 8],
       });
@@ -228,7 +234,7 @@ Deno.test("deterministic mode refuses order-dependent kernels, per family", asyn
       deterministic: true,
     });
     using g = grad(device);
-    using r = upsampleBilinear2dBackward(g, opts([2, 0]));
+    using _r = upsampleBilinear2dBackward(g, opts([2, 0]));
   });
   await t.step("deterministicWarnOnly: one warning per kernel, the call runs", () => {
     const warnings: string[] = [];
@@ -244,7 +250,7 @@ Deno.test("deterministic mode refuses order-dependent kernels, per family", asyn
       });
       using g = grad(device);
       for (let i = 0; i < 3; i++) {
-        using r = upsampleBilinear2dBackward(g, opts([0, 0]));
+        using _r = upsampleBilinear2dBackward(g, opts([0, 0]));
       }
     } finally {
       console.warn = warn;
