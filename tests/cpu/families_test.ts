@@ -23,6 +23,8 @@ import {
 import { ascendPlan, type AscendTarget } from "../../src/rules/numerics.ts";
 import { SOC_ROWS } from "../../src/rules/soc_table_data.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
+import { compareWithDevice } from "../../src/rules/bound.ts";
+import { resize5hdModel, SOC_5HD } from "../support/resize5hd_model.ts";
 
 const SOCS = {
   a2: "Ascend910B3",
@@ -265,3 +267,70 @@ Deno.test("deterministic mode refuses order-dependent kernels, per family", asyn
     );
   });
 });
+
+Deno.test("the device reference agrees with the independent TBE model per family, both contraction settings", async () => {
+  const random = seededUnit(0xface);
+  const int = (lo: number, hi: number): number => lo + Math.floor(random() * (hi - lo + 1));
+  for (const soc of ["Ascend910A", "Ascend310P3", "Ascend910B3"] as const) {
+    const model5hd = SOC_5HD[soc];
+    for (const tbeFma of [false, true]) {
+      using device = Device.open({ backend: "cpu", numerics: "device", soc, tbeFma, threads: 1 });
+      const generation = device.generation!;
+      for (let k = 0; k < 24; k++) {
+        const [N, C] = [int(1, 2), int(1, 2)];
+        const inHW = [int(1, 30), int(1, 30)];
+        const outHW = k % 6 === 0 ? [int(60, 90), int(600, 900)] : [int(1, 60), int(1, 60)];
+        const alignCorners = random() < 0.3;
+        // A2/A3: a scale on H alone (matching the sizes) sends V2 to the TBE kernel.
+        const scales = generation === "a2" ? [(outHW[0] + 0.25) / inHW[0], 0] : [0, 0];
+        const problem = {
+          op: "bilinear2d" as const,
+          dtype: "float32" as DType,
+          inputSize: [N, C, ...inHW],
+          outputSize: outHW,
+          scales,
+          alignCorners,
+        };
+        const values = Float32Array.from(
+          { length: N * C * outHW[0] * outHW[1] },
+          () => (random() < 0.5 ? -1 : 1) * (0.5 + random() / 2),
+        );
+        using grad = device.tensor(values, [N, C, ...outHW]);
+        using result = upsampleBilinear2dBackward(grad, {
+          outputSize: outHW,
+          inputSize: problem.inputSize,
+          scalesH: scales[0],
+          scalesW: scales[1],
+          alignCorners,
+        });
+        const expected = await result.toFloat32Array();
+        const call = {
+          N,
+          C,
+          inH: inHW[0],
+          inW: inHW[1],
+          outH: outHW[0],
+          outW: outHW[1],
+          alignCorners,
+        };
+        const model = resize5hdModel(values, call, model5hd, { fma: tbeFma, seed: k });
+        const what = `${soc} tbeFma ${tbeFma}: ${JSON.stringify(call)} mode ${model.mode}`;
+        const check = compareWithDevice(problem, values, model.values, expected, {
+          generation,
+          tbeFma,
+        });
+        assert.ok(check.ok, `${what}: ${JSON.stringify(check.firstFailure)}`);
+      }
+    }
+  }
+});
+
+function seededUnit(seed: number): () => number {
+  let a = seed >>> 0;
+  return (): number => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
