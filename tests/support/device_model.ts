@@ -10,7 +10,7 @@
  * - bilinear V2: the UpsampleBilinear2dGrad kernel for equal sizes, or when no scale is given or both
  *   scales satisfy `out == floor(in * scale)` (and `1/scale` or `in/out` >= 0.01 on both dims);
  *   otherwise ResizeBilinearV2Grad with scales from the sizes. V1: a copy for equal sizes, else
- *   ResizeBilinearV2Grad.
+ *   ResizeBilinearV2Grad: the built-in TBE kernel, as `resize5hd_model.ts` models it from its source.
  * - Both Cube kernels sum a W pass into a float32 intermediate, then an H pass; a pass whose scale is
  *   within 1e-6 of 1 is skipped.
  *
@@ -18,6 +18,7 @@
  */
 
 import type { UpsampleOp } from "../../src/rules/ops.ts";
+import { resize5hdModel, SOC_5HD } from "./resize5hd_model.ts";
 
 import { AssertionError } from "node:assert/strict";
 import {
@@ -113,16 +114,6 @@ function bilinearKernelTaps(out: number, inn: number, s: number, align: boolean)
   });
 }
 
-function resizeTaps(out: number, inn: number, align: boolean): Tap[] {
-  const s = align ? (out > 1 ? f(f(inn - 1) / f(out - 1)) : 0) : f(f(inn) / f(out));
-  return Array.from({ length: out }, (_, o) => {
-    const src = Math.max(align ? f(o * s) : f(f(f(o + 0.5) * s) - 0.5), 0);
-    const i0 = Math.min(Math.floor(src), inn - 1);
-    const lambda = Math.min(Math.max(f(src - i0), 0), 1);
-    return { i0, w0: f(1 - lambda), i1: i0 < inn - 1 ? i0 + 1 : i0, w1: lambda };
-  });
-}
-
 interface Dims {
   planes: number;
   inH: number;
@@ -163,28 +154,6 @@ function twoPass(
         const v = runW ? inter[oh * inW + x] : g[gp + oh * outW + x];
         if (t.i0 >= 0) result[rp + t.i0 * inW + x] = f(result[rp + t.i0 * inW + x] + f(t.w0 * v));
         if (t.i1 >= 0) result[rp + t.i1 * inW + x] = f(result[rp + t.i1 * inW + x] + f(t.w1 * v));
-      }
-    }
-  }
-  return result;
-}
-
-function resizeScatter(g: Float32Array, d: Dims, th: Tap[], tw: Tap[]): Float32Array {
-  const { planes, inH, inW, outH, outW } = d;
-  const result = new Float32Array(planes * inH * inW);
-  for (let p = 0; p < planes; p++) {
-    const gp = p * outH * outW, rp = p * inH * inW;
-    for (let oh = 0; oh < outH; oh++) {
-      const y = th[oh];
-      for (let ow = 0; ow < outW; ow++) {
-        const x = tw[ow], v = g[gp + oh * outW + ow];
-        const add = (i: number, w: number): void => {
-          result[rp + i] = f(result[rp + i] + f(w * v));
-        };
-        add(y.i0 * inW + x.i0, f(x.w0 * y.w0));
-        add(y.i0 * inW + x.i1, f(x.w1 * y.w0));
-        add(y.i1 * inW + x.i0, f(x.w0 * y.w1));
-        add(y.i1 * inW + x.i1, f(x.w1 * y.w1));
       }
     }
   }
@@ -246,7 +215,11 @@ export function deviceModel(grad: Float32Array, c: DeviceCase): Float32Array {
     const tw = bilinearKernelTaps(d.outW, d.inW, sW, align);
     return twoPass(grad, d, th, tw, skipped(sH), skipped(sW));
   }
-  return resizeScatter(grad, d, resizeTaps(d.outH, d.inH, align), resizeTaps(d.outW, d.inW, align));
+  // The built-in TBE ResizeBilinearV2Grad, as its own independent model (Ascend910B3's facts: every
+  // A2/A3 SoC has the same unified buffer and no L1), cores in index order.
+  const call = { N: 1, C: d.planes, inH: d.inH, inW: d.inW, outH: d.outH, outW: d.outW };
+  return resize5hdModel(grad, { ...call, alignCorners: align }, SOC_5HD.Ascend910B3, { fma: false })
+    .values;
 }
 
 const EPS32 = 2 ** -23;
