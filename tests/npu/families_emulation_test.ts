@@ -376,3 +376,70 @@ Deno.test({
     emuSetTbeFma(-1);
   }
 });
+
+Deno.test({
+  name:
+    "family emulation (Ascend 950): the reference's kernel is the one launched, at the 1e-6 scale threshold",
+  ignore: NOT_EMULATED !== undefined || GENERATION !== "950",
+}, async () => {
+  using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
+  // Scales whose source step 1 / fl32(scale) lies 0.5e-6 (DETERMINE) or 2e-6 (DETERMINE_SCALES) below
+  // fl32(in / out); below, so that out == floor(in * scale) still holds as the library requires.
+  const scaleAt = (input: number, output: number, delta: number): number =>
+    1 / (Math.fround(Math.fround(input) / Math.fround(output)) - delta);
+  const cases: Array<[Case, boolean]> = [];
+  for (const delta of [0.5e-6, 2e-6]) {
+    for (const [inHW, outHW] of [[[7, 9], [11, 13]], [[9, 12], [5, 7]]] as const) {
+      const scales = [
+        scaleAt(inHW[0], outHW[0], delta),
+        scaleAt(inHW[1], outHW[1], delta),
+      ] as const;
+      for (const deterministic of [true, false]) {
+        cases.push([{ inHW, outHW, scales }, deterministic]);
+      }
+    }
+  }
+  cases.push([{ inHW: [6, 6], outHW: [6, 6] }, false], [{ inHW: [12, 9], outHW: [5, 4] }, false]);
+  const kernels = new Set<string>();
+  for (const [k, [c, deterministic]] of cases.entries()) {
+    const p = params(c, deterministic);
+    const values = gradient(p.inputSize[0] * p.inputSize[1] * c.outHW[0] * c.outHW[1], k);
+    emu().aclemuResetFaults();
+    await run(npu, c, values, deterministic);
+    const predicted = ascendPlan(p, target()).kernel;
+    assert.equal(emuLastKernel(), predicted, `${JSON.stringify(c)} deterministic ${deterministic}`);
+    kernels.add(predicted);
+  }
+  for (
+    const suffix of ["ALL_COPY", "SIMT_NCHW", "SIMT_NCHW_DETERMINE", "SIMT_NCHW_DETERMINE_SCALES"]
+  ) {
+    assert.ok(kernels.has(`ResizeBilinearV2Grad.${suffix}`), `${suffix}: ${[...kernels]}`);
+  }
+});
+
+Deno.test({
+  name: "family emulation (Atlas A2/A3): V2's routing at its thresholds is the reference's",
+  ignore: NOT_EMULATED !== undefined || GENERATION !== "a2",
+}, async () => {
+  using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
+  const cases: Case[] = [
+    { inHW: [1, 3], outHW: [100, 6] }, // in / out = 0.01: its own kernel
+    { inHW: [1, 3], outHW: [101, 6] }, // below 0.01: the TBE fallback
+    { inHW: [4, 3], outHW: [8, 6], scales: [2, 2] }, // both scales fit
+    { inHW: [4, 3], outHW: [8, 6], scales: [2, 0] }, // one scale: the fallback
+    { inHW: [4, 3], outHW: [8, 6], scales: [2.1, 2] }, // 8 == floor(8.4): its own kernel, 1 / 2.1
+    { inHW: [4, 3], outHW: [9, 6], scales: [2.4, 2.2] }, // 9 == floor(9.6), 6 == floor(6.6)
+    { inHW: [5, 5], outHW: [5, 5], scales: [1.1, 0] }, // equal sizes: its own kernel
+  ];
+  const kernels = new Set<string>();
+  for (const [k, c] of cases.entries()) {
+    const p = params(c);
+    const values = gradient(p.inputSize[0] * p.inputSize[1] * c.outHW[0] * c.outHW[1], k);
+    emu().aclemuResetFaults();
+    await run(npu, c, values);
+    const predicted = ascendPlan(p, target()).kernel;
+    assert.equal(emuLastKernel(), predicted, JSON.stringify(c));
+    kernels.add(predicted);
+  }
+  assert.ok(kernels.has("UpsampleBilinear2dGrad") && kernels.size >= 2, [...kernels].join());
+});
