@@ -150,3 +150,34 @@ export function linear5hdTable(
   }
   return { i0, i1, l0, l1 };
 }
+
+/**
+ * Whether mode 6 loses gradient columns along W: with a row wider than half the buffer it flushes
+ * the row in windows of `U + 1` cells (`U = tensor_c / 2 - 1`; `big_in_loop`, `check_next_loop`,
+ * `get_output_loop_idx`), and a column that jumps past the window onto the last image column, when
+ * that column's index is a multiple of `U`, is placed at slot `U` of a window whose final flush
+ * moves one cell: its terms are never written (e.g. A2/A3, image width 1535 from 2 columns with
+ * align_corners). `table` is the W dimension's lower cells per gradient column.
+ *
+ * @example
+ * ```ts
+ * import { losesColumns5hd, tbe5hdSpec } from "./ascend_5hd.ts";
+ * losesColumns5hd(Int32Array.of(0, 1534), 1535, tbe5hdSpec("a2")); // true
+ * losesColumns5hd(Int32Array.of(0, 1533), 1534, tbe5hdSpec("a2")); // false
+ * ```
+ */
+export function losesColumns5hd(lowerCells: Int32Array, inW: number, spec: Tbe5hdSpec): boolean {
+  const windowCells = spec.tensorC / 2;
+  if (Math.floor(inW / windowCells) === 0) return false; // the whole row fits: one flush
+  const u = windowCells - 1;
+  const last = inW - 1;
+  if (last === 0 || last % u !== 0) return false;
+  let loopInit = 0;
+  for (const cell of lowerCells) {
+    const stride = cell < last ? 1 : 0;
+    const jump = cell > u * (loopInit + 1);
+    if (jump && stride === 0) return true;
+    if (jump || (cell === (loopInit + 1) * u && stride === 1)) loopInit = Math.floor(cell / u);
+  }
+  return false;
+}

@@ -8,6 +8,7 @@
 import { type BilinearApi, bilinearRoute, checkAscendEmpty } from "./ascend_a2.ts";
 import {
   kernelName5hd,
+  losesColumns5hd,
   orderDependent5hd,
   tbe5hdSpec,
   type TilingMode5hd,
@@ -19,6 +20,7 @@ import { checkFamilySupports } from "./family.ts";
 import type { UpsampleParams } from "./ops.ts";
 import {
   bilinearRule950,
+  dimensionRule,
   linearTable,
   nearestRule950,
   nearestTables,
@@ -208,6 +210,24 @@ export function ascendPlan(
   };
 }
 
+// Mode 6 of the TBE kernel drops some columns' terms (losesColumns5hd): not reproducible here.
+function checkTbeColumns(call: UpsampleParams, target: AscendTarget, plan: AscendPlan): void {
+  if (plan.kernel !== kernelName5hd(6) || target.generation === "950") return;
+  const [, , , inW] = call.inputSize;
+  const outW = call.outputSize[1];
+  const table = linearTable(inW, outW, call.alignCorners, 0, dimensionRule(plan.rule, 1));
+  if (losesColumns5hd(table.i0, inW, tbe5hdSpec(target.generation))) {
+    throw new RangeError(
+      `upsampleBilinear2dBackward: on this device ResizeBilinearV2Grad (tiling mode 6) flushes ` +
+        `rows of ${inW} cells in windows, and a gradient column that jumps onto the last image ` +
+        `column (${
+          inW - 1
+        }, a multiple of the window) is never written (resize_bilinear_v2_grad.py ` +
+        `big_in_loop): the device drops gradient there, which the device reference does not reproduce`,
+    );
+  }
+}
+
 // The emulation's names of the 950's NCHW ResizeBilinearV2Grad kernels (32-bit indices).
 const KERNEL_NAMES_950: Readonly<Record<string, string>> = {
   "all-copy": "ResizeBilinearV2Grad.ALL_COPY",
@@ -266,10 +286,13 @@ export function checkAscendRules(call: UpsampleParams, target: AscendTarget): vo
     }
     return;
   }
-  if (target.generation !== "a2") return; // 910/310P: bilinear only, through the TBE kernel
   if (op === "bilinear2d") {
+    const plan = ascendPlan({ ...call, deterministic: false }, target);
+    if (plan.kernel.startsWith("ResizeBilinearV2Grad5HD")) {
+      return checkTbeColumns(call, target, plan);
+    }
+    if (target.generation !== "a2") return;
     const route = bilinearRoute(call, target.bilinearApi);
-    if (route.kernel === "sizes") return;
     for (let d = 0; d < 2; d++) {
       linearTable(inputSize[2 + d], outputSize[d], call.alignCorners, route.scales[d], "ascend-a2");
     }

@@ -12,7 +12,8 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
-import { tbe5hdSpec, tilingMode5hd } from "../../src/rules/ascend_5hd.ts";
+import { losesColumns5hd, tbe5hdSpec, tilingMode5hd } from "../../src/rules/ascend_5hd.ts";
+import { linearTable } from "../../src/rules/tables.ts";
 import {
   ASCEND_GENERATIONS,
   FAMILY_NAMES,
@@ -334,3 +335,41 @@ function seededUnit(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+Deno.test("TBE mode 6 drops the columns the independent model drops; the reference refuses them", () => {
+  let lost = 0;
+  for (const [generation, soc] of [["a2", "Ascend910B3"], ["910", "Ascend910A"]] as const) {
+    const spec = tbe5hdSpec(generation);
+    const u = spec.tensorC / 2 - 1;
+    for (const inW of [u, u + 1, 2 * u, 2 * u + 1, 3 * u + 1, spec.tensorC - 1]) {
+      for (let outW = 1; outW <= 12; outW++) {
+        for (const alignCorners of [false, true]) {
+          if (tilingMode5hd([2, inW], [3, outW], spec) !== 6) continue;
+          const call = { N: 1, C: 1, inH: 2, inW, outH: 3, outW, alignCorners };
+          const model = resize5hdModel(new Float32Array(3 * outW).fill(1), call, SOC_5HD[soc], {
+            fma: false,
+          });
+          const total = model.values.reduce((a, b) => a + b, 0);
+          const modelLoses = Math.abs(total - 3 * outW) > 1e-3;
+          const table = linearTable(inW, outW, alignCorners, 0, "pytorch");
+          assert.equal(losesColumns5hd(table.i0, inW, spec), modelLoses, JSON.stringify(call));
+          if (modelLoses) lost++;
+        }
+      }
+    }
+  }
+  assert.ok(lost >= 4, `${lost} losing calls`);
+  using device = Device.open({ backend: "cpu", numerics: "device", soc: "Ascend910B3" });
+  using grad = device.zeros([1, 1, 2, 2]);
+  const options = { outputSize: [2, 2], inputSize: [1, 1, 2, 1535], alignCorners: true };
+  assert.throws(
+    () => upsampleBilinear2dBackward(grad, { ...options, scalesH: 1 }),
+    (e: unknown) => e instanceof RangeError && /never written/.test(e.message),
+  );
+  using kept = upsampleBilinear2dBackward(grad, {
+    ...options,
+    inputSize: [1, 1, 2, 1534],
+    scalesH: 1,
+  });
+  assert.deepEqual(kept.shape, [1, 1, 2, 1534]);
+});

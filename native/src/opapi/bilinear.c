@@ -69,7 +69,7 @@ int emu_bilinear_grad_run(const emu_op_params *p, char *msg, size_t msglen)
     emu_tap *tw = th + p->outH;
     bilinear_grad_taps(th, p->outH, p->inH, p->sH, p->align_corners);
     bilinear_grad_taps(tw, p->outW, p->inW, p->sW, p->align_corners);
-    int rc = emu_two_pass(p, th, tw, emu_float_equal(p->sH, 1.0f), emu_float_equal(p->sW, 1.0f), NULL, msg,
+    int rc = emu_two_pass(p, th, tw, emu_float_equal(p->sH, 1.0f), emu_float_equal(p->sW, 1.0f), NULL, 0, msg,
                           msglen);
     free(th);
     return rc;
@@ -115,9 +115,13 @@ static aclnnStatus check_grad_dims(const emu_op_spec *sp, const emu_args *a, int
     return ACLNN_SUCCESS;
 }
 
+/* CheckShape: gradOutput 4-D (both ops). out: V1's CheckShape reads its dims 0..3 (a lower rank is
+ * refused here: the host would read past the shape); V2 never checks out's rank (its CheckShape has no
+ * out; CheckNCDimValid, check_nc, reads dims 0 and 1 or 3 only). */
 static aclnnStatus check_ranks(const emu_op_spec *sp, const emu_args *a)
 {
-    if (a->go->ndim != 4 || a->out->ndim != 4) {
+    const int v1 = sp->op == EMU_OP_BILINEAR_V1;
+    if (a->go->ndim != 4 || (v1 && a->out->ndim < 4)) {
         EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: %s must be 4D, got %lluD", sp->api,
                  a->go->ndim != 4 ? "gradOutput" : "out",
                  (unsigned long long)(a->go->ndim != 4 ? a->go->ndim : a->out->ndim));
@@ -139,6 +143,10 @@ static aclnnStatus check_nc(const emu_op_spec *sp, const emu_args *a)
                  sp->api, emu_format_name(f), f);
     }
     int c = f == ACL_FORMAT_NHWC ? 3 : 1;
+    if (a->out->ndim <= (uint64_t)c) { /* GetDim past out's rank: not a defined result in the host code */
+        EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: out has %llu dims but CheckNCDimValid reads its dim %d", sp->api,
+                 (unsigned long long)a->out->ndim, c);
+    }
     if (a->go->dims[0] != a->out->dims[0] || a->go->dims[c] != a->out->dims[c]) {
         EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: The selfDimN[%lld]/outDimN[%lld] or selfDimC[%lld]/outDimC[%lld] not "
                  "equal", sp->api, (long long)a->go->dims[0], (long long)a->out->dims[0], (long long)a->go->dims[c],
@@ -161,10 +169,50 @@ static aclnnStatus check_out_dims(const emu_op_spec *sp, const emu_args *a)
     return ACLNN_SUCCESS;
 }
 
-/* The emulation stores FLOAT, FLOAT16 and BF16 only (the device also copies other dtypes when sizes match). */
-static aclnnStatus check_dtypes(const emu_op_spec *sp, const emu_args *a, int allow_bf16)
+/*
+ * CheckDtypeValid (both ops): with sizes that differ a dtype list; with equal sizes only out's dtype
+ * == gradOutput's (any dtype). V1 then copies (ViewCopy), V2 on A2 casts to float32, runs its kernel
+ * and casts back (l0op::Cast), V2 on 1001 / 2002 launches nothing. The emulation stores FLOAT,
+ * FLOAT16, BF16, DOUBLE and INT32; another dtype the host accepts here is refused as not emulated.
+ * Ascend 950 keeps the list for every call (resize_grad_950.c, not re-derived).
+ */
+static aclnnStatus check_dtypes(const emu_op_spec *sp, const emu_args *a, int allow_bf16, int a950)
 {
-    return emu_check_dtypes(sp, a, allow_bf16 || sizes_same(a));
+    if (!sizes_same(a) || a950) {
+        return emu_check_dtypes(sp, a, allow_bf16 || sizes_same(a));
+    }
+    int32_t d = a->go->dtype;
+    if (a->out->dtype != d) {
+        EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: gradOutput dtype %s and out dtype %s must be the same", sp->api,
+                 emu_dtype_name(d), emu_dtype_name(a->out->dtype));
+    }
+    if (!(d == ACL_FLOAT || d == ACL_FLOAT16 || d == ACL_BF16 || d == ACL_DOUBLE || d == ACL_INT32)) {
+        EMU_FAIL(ACLNN_ERR_PARAM_INVALID,
+                 "%s: dtype %s (%d) with equal sizes passes the op_api's checks but is not emulated (FLOAT, FLOAT16, "
+                 "BF16, DOUBLE, INT32 are)",
+                 sp->api, emu_dtype_name(d), d);
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* CheckReduceOutShape(result, out) (common/stub/op_api/aclnn_kernels/common/op_error_check.h): out's
+ * view shape equals the result's (N, C, H, W of inputSize, as laid out), or both have one element. */
+static aclnnStatus check_reduce_out(const emu_op_spec *sp, const emu_args *a)
+{
+    int same = a->out->ndim == 4;
+    int64_t want = 1;
+    for (int i = 0; i < 4; i++) {
+        same = same && a->out->dims[i] == a->is->values[i];
+        want *= a->is->values[i];
+    }
+    if (!same && !(want == 1 && emu_numel(a->out) == 1)) {
+        char x[160], y[160];
+        emu_shape_str(x, sizeof x, a->out->dims, a->out->ndim);
+        emu_shape_str(y, sizeof y, a->is->values, 4);
+        EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: The out tensor's shape%s is not equal with inferOut shape%s", sp->api, x,
+                 y);
+    }
+    return ACLNN_SUCCESS;
 }
 
 /* UpsampleBilinear2dGrad's scale (upsample_bilinear2d_grad_tiling.cpp compute_scale_value): the given
@@ -225,7 +273,7 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *w
                      sp->api, emu_format_name(a->out->format), a->out->format);
         }
         if ((rc = check_grad_dims(sp, a, go_cl, "gradOutput's format")) != ACLNN_SUCCESS ||
-            (rc = check_nc(sp, a)) != ACLNN_SUCCESS || (rc = check_dtypes(sp, a, !tbe)) != ACLNN_SUCCESS) {
+            (rc = check_nc(sp, a)) != ACLNN_SUCCESS || (rc = check_dtypes(sp, a, !tbe, a950)) != ACLNN_SUCCESS) {
             return rc;
         }
         for (int i = 0; i < 4 && !a950; i++) { /* CheckUplimit (returns true at once on RegBase) */
@@ -239,7 +287,7 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *w
         out_cl = a->out->format != ACL_FORMAT_NCHW;
         if ((rc = check_grad_dims(sp, a, out_cl, "out's format")) != ACLNN_SUCCESS ||
             (rc = check_out_dims(sp, a)) != ACLNN_SUCCESS ||
-            (rc = a950 ? emu_resize950_check_dtypes(sp, a, sizes_same(a)) : check_dtypes(sp, a, 0)) != ACLNN_SUCCESS ||
+            (rc = a950 ? emu_resize950_check_dtypes(sp, a, sizes_same(a)) : check_dtypes(sp, a, 0, 0)) != ACLNN_SUCCESS ||
             (rc = check_grad_dims(sp, a, go_cl, "gradOutput's format")) != ACLNN_SUCCESS ||
             (rc = check_nc(sp, a)) != ACLNN_SUCCESS ||
             (a950 && (rc = emu_resize950_check_format(sp, a)) != ACLNN_SUCCESS)) {
@@ -252,8 +300,14 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *w
     if (v2 && tbe && sizes_same(a)) { /* 1001 / 2002: neither routing branch runs (see the header) */
         return emu_finish_empty(sp, workspaceSize, executor);
     }
-    if ((rc = check_out_dims(sp, a)) != ACLNN_SUCCESS) {
-        return rc;
+    if (a950) { /* the arch35 route keeps out == inputSize, 4-D (not re-derived for this) */
+        if (a->out->ndim != 4) {
+            EMU_FAIL(ACLNN_ERR_PARAM_INVALID, "%s: out must be 4D, got %lluD", sp->api,
+                     (unsigned long long)a->out->ndim);
+        }
+        if ((rc = check_out_dims(sp, a)) != ACLNN_SUCCESS) {
+            return rc;
+        }
     }
     emu_op_params p = {.kernel = EMU_KERNEL_NONE};
     const int64_t *is = a->is->values, *os = a->os->values;
@@ -268,6 +322,24 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, uint64_t *w
         p.sW = kernel_scale(inW, os[1], a->align, a->scales[1]);
     } else { /* ResizeBilinearV2Grad5HD: the scales come from the sizes inside the kernel */
         emu_tbe5hd_setup(&p, os[0], os[1], inH, inW);
+    }
+    if (p.kernel == EMU_KERNEL_BILINEAR_GRAD && !go_cl) {
+        /*
+         * V2, NCHW kernel route (aclnn_upsample_bilinear_2d_backward_v2.cpp, last branch;
+         * upsample_bilinear2d_grad.cpp l0op::UpsampleBilinear2dGrad allocates its result with OUT's view
+         * shape, so CheckReduceOutShape(upsampleOut, out) always holds): out may have any shape and rank
+         * with N and C equal. The tiling (upsample_bilinear2d_grad_tiling.cpp getOutputShape) sizes the
+         * result from gradOutput's N, C and inputSize's H, W; the kernel writes that many elements into
+         * the out-shaped buffer, which Cast and ViewCopy take to out element by element in row-major
+         * order. More elements than out has: an out-of-bounds write, phase 2 fails (kernels.c).
+         */
+        p.inH = inH;
+        p.inW = inW;
+        p.out_flat = !(a->out->ndim == 4 && a->out->dims[2] == inH && a->out->dims[3] == inW);
+    } else if ((rc = check_reduce_out(sp, a)) != ACLNN_SUCCESS) {
+        /* the other routes' result has inputSize's shape (V1 and V2 ResizeBilinearV2Grad5HD: TransData to
+         * out's format; V2 NHWC: the transpose back; V1 equal sizes: gradOutput itself) */
+        return rc;
     }
     return emu_finish(sp, a, &p, 2, go_cl, out_cl, workspaceSize, executor);
 }

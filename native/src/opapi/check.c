@@ -113,8 +113,12 @@ aclnnStatus emu_check_view(const emu_op_spec *sp, const char *name, const aclTen
     }
     /* (N, C, L) becomes (N, C, 1, L); (N, H, W, C) is read as (N, C, H, W) with permuted strides. */
     static const int nchw_of_nhwc[4] = {0, 3, 1, 2};
+    const int rank_ok = t->ndim == (uint64_t)spatial + 2;
     for (int k = 0; k < 4; k++) {
-        if (spatial == 1) {
+        if (!rank_ok) { /* another rank: only the flat fields below describe it */
+            v->sizes[k] = numel == 1 ? 1 : 0;
+            v->strides[k] = 0;
+        } else if (spatial == 1) {
             int src = k < 2 ? k : k == 2 ? -1 : 2;
             v->sizes[k] = src < 0 ? 1 : t->dims[src];
             v->strides[k] = src < 0 ? 0 : t->strides[src];
@@ -123,6 +127,13 @@ aclnnStatus emu_check_view(const emu_op_spec *sp, const char *name, const aclTen
             v->sizes[k] = t->dims[src];
             v->strides[k] = t->strides[src];
         }
+    }
+    v->nd = (int)t->ndim;
+    v->numel = numel;
+    v->contiguous = emu_tensor_contiguous(t);
+    for (int k = 0; k < (int)t->ndim; k++) {
+        v->fdims[k] = t->dims[k];
+        v->fstrides[k] = t->strides[k];
     }
     v->data = t->data;
     v->offset = t->offset;
@@ -153,6 +164,18 @@ aclnnStatus emu_check_view(const emu_op_spec *sp, const char *name, const aclTen
     return ACLNN_SUCCESS;
 }
 
+int emu_tensor_contiguous(const aclTensor *t)
+{
+    int64_t want = 1;
+    for (int k = (int)t->ndim - 1; k >= 0; k--) {
+        if (t->dims[k] != 1 && t->strides[k] != want) {
+            return 0;
+        }
+        want *= t->dims[k];
+    }
+    return 1;
+}
+
 aclnnStatus emu_finish(const emu_op_spec *sp, const emu_args *a, emu_op_params *p, int spatial, int go_cl,
                        int out_cl, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
@@ -163,10 +186,14 @@ aclnnStatus emu_finish(const emu_op_spec *sp, const emu_args *a, emu_op_params *
     if (rc != ACLNN_SUCCESS) {
         return rc;
     }
-    p->N = p->out.sizes[0];
-    p->C = p->out.sizes[1];
-    p->inH = p->out.sizes[2];
-    p->inW = p->out.sizes[3];
+    /* N and C from gradOutput (equal to out's where out has them); the result's H and W from out's view
+     * unless the op set them (the Cube kernels take them from inputSize, not from out). */
+    p->N = p->go.sizes[0];
+    p->C = p->go.sizes[1];
+    if (p->inH <= 0 || p->inW <= 0) {
+        p->inH = p->out.sizes[2];
+        p->inW = p->out.sizes[3];
+    }
     p->outH = p->go.sizes[2];
     p->outW = p->go.sizes[3];
     p->align_corners = a->align;

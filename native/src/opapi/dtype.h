@@ -1,5 +1,6 @@
 /*
- * Element access for float32 / float16 / bfloat16 views. Half and bf16 are widened exactly to float;
+ * Element access for float32 / float16 / bfloat16 views (and float64 / int32, which only bilinear
+ * calls with equal sizes accept: V1 copies them, V2 casts them to float32 and back). Half and bf16 are widened exactly to float;
  * results are rounded once to nearest-even, NaN stays NaN (canonical 0x7E00 with sign for half and
  * 0x7FC0 for bf16, as c10::Half / c10::BFloat16 do).
  */
@@ -72,7 +73,29 @@ static inline uint16_t emu_float_to_bf16(float f)
     return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-static inline size_t emu_dtype_size(int32_t dtype) { return dtype == ACL_FLOAT ? 4u : 2u; }
+static inline size_t emu_dtype_size(int32_t dtype)
+{
+    return dtype == ACL_DOUBLE ? 8u : dtype == ACL_FLOAT || dtype == ACL_INT32 ? 4u : 2u;
+}
+
+/*
+ * float32 -> int32 as the op_api's Cast back to an int32 out does it: toward zero, saturating, NaN 0.
+ * OPEN: the Cast kernel's rounding for float32 -> int32 is not in the public ops-cv source (the
+ * torch / TBE convention, truncation, is assumed); only non-integral results depend on it.
+ */
+static inline int32_t emu_float_to_int32(float v)
+{
+    if (v != v) {
+        return 0;
+    }
+    if (v >= 2147483648.0f) {
+        return INT32_MAX;
+    }
+    if (v <= -2147483648.0f) {
+        return INT32_MIN;
+    }
+    return (int32_t)v;
+}
 
 /* Element at element index `i` (relative to data, offset included by the caller). */
 static inline float emu_load(const unsigned char *data, int32_t dtype, int64_t i)
@@ -81,6 +104,16 @@ static inline float emu_load(const unsigned char *data, int32_t dtype, int64_t i
         float f;
         memcpy(&f, data + i * 4, 4);
         return f;
+    }
+    if (dtype == ACL_DOUBLE) { /* the op_api's Cast to float32: RNE */
+        double d;
+        memcpy(&d, data + i * 8, 8);
+        return (float)d;
+    }
+    if (dtype == ACL_INT32) { /* Cast to float32: RNE past 2^24 */
+        int32_t k;
+        memcpy(&k, data + i * 4, 4);
+        return (float)k;
     }
     uint16_t h;
     memcpy(&h, data + i * 2, 2);
@@ -91,6 +124,16 @@ static inline void emu_store(unsigned char *data, int32_t dtype, int64_t i, floa
 {
     if (dtype == ACL_FLOAT) {
         memcpy(data + i * 4, &v, 4);
+        return;
+    }
+    if (dtype == ACL_DOUBLE) { /* Cast float32 -> float64: exact */
+        double d = (double)v;
+        memcpy(data + i * 8, &d, 8);
+        return;
+    }
+    if (dtype == ACL_INT32) {
+        int32_t k = emu_float_to_int32(v);
+        memcpy(data + i * 4, &k, 4);
         return;
     }
     uint16_t h = dtype == ACL_FLOAT16 ? emu_float_to_half(v) : emu_float_to_bf16(v);

@@ -46,19 +46,74 @@ static void add_tap(float *acc, int32_t i, float w, float v)
     }
 }
 
+/* gradOutput as the kernel reads it: the op_api's contiguous (N, C, outH, outW) copy, flat index f. */
+static float load_flat(const emu_op_params *p, int64_t f)
+{
+    const int64_t w = f % p->outW, h = f / p->outW % p->outH, c = f / (p->outW * p->outH) % p->C;
+    return load_at(&p->go, f / (p->outW * p->outH * p->C), c, h, w);
+}
+
+/* Result element f of the kernel's contiguous (N, C, inH, inW) buffer, as it reaches out: at the same
+ * (n, c, h, w), or (out_flat) the f-th element of out in row-major order of out's own dims. */
+static void store_res(const emu_op_params *p, int64_t f, float x)
+{
+    if (p->out_flat) {
+        emu_store(p->out.data, p->out.dtype, emu_view_flat_index(&p->out, f), x);
+        return;
+    }
+    const int64_t w = f % p->inW, h = f / p->inW % p->inH, c = f / (p->inW * p->inH) % p->C;
+    store_at(&p->out, f / (p->inW * p->inH * p->C), c, h, w, x);
+}
+
+/*
+ * Skipped passes (upsample_nearest_exact2d_grad_kernel.h Process, calculateWidthExtension,
+ * calculateHeightExtension; the tiling's input_shapes are gradOutput's (N, C, outH, outW), its
+ * output_shapes (N, C, inH, inW) with inH / inW from inputSize). W pass skipped: the H pass reads
+ * gradOutput as its B matrix with the intermediate's addressing, plane b row k at b*outH*inW + k*inW
+ * (row stride inW, not outW). H pass skipped: the W pass writes gradOutput row r (r over all
+ * N*C*outH rows) to result row r, at r*inW (row stride inW, N*C*outH rows, not N*C*inH). With equal
+ * sizes both are the plain layout; with sizes that differ they shift rows and planes, and a read past
+ * gradOutput or a write past the result fails here (ACL_ERROR_RT_AICORE_EXCEPTION: on the device an
+ * out-of-bounds GM access). Result rows the W pass never reaches keep what the buffer held.
+ */
 int emu_two_pass(const emu_op_params *p, const emu_tap *th, const emu_tap *tw, int skipH, int skipW, float *inter,
-                 char *msg, size_t msglen)
+                 int model_skip, char *msg, size_t msglen)
 {
     const int runW = !skipW, runH = !skipH || skipW;
-    const int64_t inH = p->inH, inW = p->inW, outH = p->outH, outW = p->outW;
-    if ((!runW && inW != outW) || (!runH && inH != outH)) {
+    const int64_t inH = p->inH, inW = p->inW, outH = p->outH, outW = p->outW, B = p->N * p->C;
+    if (!model_skip && ((!runW && inW != outW) || (!runH && inH != outH))) {
         snprintf(msg, msglen, "a skipped pass needs equal sizes (in %lldx%lld, out %lldx%lld)", (long long)inH,
                  (long long)inW, (long long)outH, (long long)outW);
         return ACL_ERROR_RT_AICORE_EXCEPTION;
     }
+    /* Elements the kernel writes into its result buffer, and that buffer's size. */
+    const int64_t writes = B * (runH ? inH : outH) * inW;
+    const int64_t room = p->out_flat ? p->out.numel : B * inH * inW;
+    if (writes > room) {
+        snprintf(msg, msglen,
+                 "the kernel writes %lld result elements (%s) but its result buffer has %lld: out-of-bounds write",
+                 (long long)writes, runH ? "N*C*inH*inW" : "H pass skipped: N*C*outH*inW", (long long)room);
+        return ACL_ERROR_RT_AICORE_EXCEPTION;
+    }
+    if (!runW && B > 0) { /* the H pass reads gradOutput with row stride inW: its last row read */
+        int64_t last = -1;
+        for (int64_t oh = 0; oh < outH; oh++) {
+            if (th[oh].i0 >= 0 || th[oh].i1 >= 0) {
+                last = oh;
+            }
+        }
+        if (last >= 0 && (B - 1) * outH * inW + (last + 1) * inW > B * outH * outW) {
+            snprintf(msg, msglen,
+                     "W pass skipped: the H pass reads gradOutput rows with stride inW %lld (outW %lld), up to "
+                     "element %lld of %lld: out-of-bounds read",
+                     (long long)inW, (long long)outW, (long long)((B - 1) * outH * inW + (last + 1) * inW - 1),
+                     (long long)(B * outH * outW));
+            return ACL_ERROR_RT_AICORE_EXCEPTION;
+        }
+    }
     float *scratch = NULL;
     if (runW && runH && inter == NULL) {
-        inter = scratch = malloc((size_t)(p->N * p->C * outH * inW) * sizeof *inter);
+        inter = scratch = malloc((size_t)(B * outH * inW) * sizeof *inter);
     }
     float *acc = malloc((size_t)(runH ? inH * inW : inW) * sizeof *acc);
     if (acc == NULL || (runW && runH && inter == NULL)) {
@@ -67,44 +122,46 @@ int emu_two_pass(const emu_op_params *p, const emu_tap *th, const emu_tap *tw, i
         snprintf(msg, msglen, "out of host memory for the kernel's scratch buffers");
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
-    for (int64_t n = 0; n < p->N; n++) {
-        for (int64_t c = 0; c < p->C; c++) {
-            float *plane = runW && runH ? inter + (n * p->C + c) * outH * inW : NULL;
-            if (runW) { /* W pass: each gradOutput row times the outW x inW matrix */
-                for (int64_t oh = 0; oh < outH; oh++) {
-                    float *row = plane ? plane + oh * inW : acc;
-                    memset(row, 0, (size_t)inW * sizeof *row); /* all-zero bits = +0.0f */
-                    for (int64_t ow = 0; ow < outW; ow++) {
-                        float v = load_at(&p->go, n, c, oh, ow);
-                        add_tap(row, tw[ow].i0, tw[ow].w0, v);
-                        add_tap(row, tw[ow].i1, tw[ow].w1, v);
-                    }
-                    for (int64_t x = 0; x < inW && !plane; x++) {
-                        store_at(&p->out, n, c, oh, x, row[x]); /* H skipped: inH == outH */
-                    }
+    for (int64_t b = 0; b < B; b++) {
+        const int64_t n = b / p->C, c = b % p->C;
+        float *plane = runW && runH ? inter + b * outH * inW : NULL;
+        if (runW) { /* W pass: each gradOutput row times the outW x inW matrix */
+            for (int64_t oh = 0; oh < outH; oh++) {
+                float *row = plane ? plane + oh * inW : acc;
+                memset(row, 0, (size_t)inW * sizeof *row); /* all-zero bits = +0.0f */
+                for (int64_t ow = 0; ow < outW; ow++) {
+                    float v = load_at(&p->go, n, c, oh, ow);
+                    add_tap(row, tw[ow].i0, tw[ow].w0, v);
+                    add_tap(row, tw[ow].i1, tw[ow].w1, v);
+                }
+                for (int64_t x = 0; x < inW && !plane; x++) {
+                    store_res(p, (b * outH + oh) * inW + x, row[x]); /* H skipped: result row b*outH + oh */
                 }
             }
-            if (!runH) {
+        }
+        if (!runH) {
+            continue;
+        }
+        /* H pass: the inH x outH matrix times the plane (intermediate, or gradOutput when W skipped) */
+        memset(acc, 0, (size_t)(inH * inW) * sizeof *acc);
+        for (int64_t oh = 0; oh < outH; oh++) {
+            const emu_tap t = th[oh];
+            if (t.i0 < 0 && t.i1 < 0) {
                 continue;
             }
-            /* H pass: the inH x outH matrix times the plane (intermediate, or gradOutput when W skipped) */
-            memset(acc, 0, (size_t)(inH * inW) * sizeof *acc);
-            for (int64_t oh = 0; oh < outH; oh++) {
-                const emu_tap t = th[oh];
-                for (int64_t x = 0; x < inW; x++) {
-                    float v = plane ? plane[oh * inW + x] : load_at(&p->go, n, c, oh, x);
-                    if (t.i0 >= 0) {
-                        acc[t.i0 * inW + x] += t.w0 * v;
-                    }
-                    if (t.i1 >= 0) {
-                        acc[t.i1 * inW + x] += t.w1 * v;
-                    }
+            for (int64_t x = 0; x < inW; x++) {
+                float v = plane ? plane[oh * inW + x] : load_flat(p, (b * outH + oh) * inW + x);
+                if (t.i0 >= 0) {
+                    acc[t.i0 * inW + x] += t.w0 * v;
+                }
+                if (t.i1 >= 0) {
+                    acc[t.i1 * inW + x] += t.w1 * v;
                 }
             }
-            for (int64_t y = 0; y < inH; y++) {
-                for (int64_t x = 0; x < inW; x++) {
-                    store_at(&p->out, n, c, y, x, acc[y * inW + x]);
-                }
+        }
+        for (int64_t y = 0; y < inH; y++) {
+            for (int64_t x = 0; x < inW; x++) {
+                store_res(p, (b * inH + y) * inW + x, acc[y * inW + x]);
             }
         }
     }
@@ -137,6 +194,10 @@ int emu_copy_run(const emu_op_params *p)
 int emu_kernel_run(const void *params, void *workspace, char *msg, size_t msglen)
 {
     const emu_op_params *p = params;
+    if (p->fault != NULL) {
+        snprintf(msg, msglen, "%s", p->fault);
+        return ACL_ERROR_RT_AICORE_EXCEPTION;
+    }
     switch (p->kernel) {
     case EMU_KERNEL_NEAREST_EXACT: return emu_nearest_exact_run(p, workspace, msg, msglen);
     case EMU_KERNEL_BILINEAR_GRAD: return emu_bilinear_grad_run(p, msg, msglen);

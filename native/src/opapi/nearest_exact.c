@@ -80,12 +80,16 @@ int emu_nearest_exact_run(const emu_op_params *p, void *workspace, char *msg, si
     emu_tap *tw = th + p->outH;
     build_taps(th, p->outH, p->inH, p->sH);
     build_taps(tw, p->outW, p->inW, p->sW);
-    int rc = emu_two_pass(p, th, tw, skipped(p->sH), skipped(p->sW), workspace, msg, msglen);
+    int rc = emu_two_pass(p, th, tw, skipped(p->sH), skipped(p->sW), workspace, 1, msg, msglen);
     free(th);
     return rc;
 }
 
-/* The checks both ops share after their own order-specific ones: sizes against the tensors. */
+/*
+ * Ascend 950 only: sizes against the tensors. The A2 op_api has no such check (see prepare()); the
+ * arch35 tiling (upsample_nearest_exact2d_grad_tiling_arch35.cpp) is not re-read for this, so the
+ * 950 path keeps it.
+ */
 static aclnnStatus check_sizes(const emu_op_spec *sp, const emu_args *a, int spatial)
 {
     uint64_t rank = (uint64_t)spatial + 2;
@@ -187,7 +191,7 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, int spatial
         return emu_finish_empty(sp, workspaceSize, executor);
     }
     if ((rc = emu_check_dtypes(sp, a, 1)) != ACLNN_SUCCESS || (rc = check_shape(sp, a, spatial)) != ACLNN_SUCCESS ||
-        (rc = check_rules(sp, a, spatial)) != ACLNN_SUCCESS || (rc = check_sizes(sp, a, spatial)) != ACLNN_SUCCESS) {
+        (rc = check_rules(sp, a, spatial)) != ACLNN_SUCCESS) {
         return rc;
     }
     if (emu_soc_generation() == EMU_GEN_TBE) {
@@ -199,27 +203,46 @@ static aclnnStatus prepare(const emu_op_spec *sp, const emu_args *a, int spatial
                  sp->api, aclemu_soc() ? aclemu_soc() : "?", emu_soc_arch());
     }
     if (emu_soc_generation() == EMU_GEN_950) { /* IsRegBase(): the arch35 kernel (nearest_exact_950.c) */
+        if ((rc = check_sizes(sp, a, spatial)) != ACLNN_SUCCESS) {
+            return rc;
+        }
         return emu_nearest950_finish(sp, a, spatial, workspaceSize, executor);
     }
     emu_op_params p = {.kernel = EMU_KERNEL_NEAREST_EXACT};
+    /*
+     * Sizes (aclnn_upsample_nearest_exact{1,2}d_backward.cpp CheckParams; upsample_nearest_exact2d_grad.cpp
+     * l0op::UpsampleNearestExact2dGrad; upsample_nearest_exact2d_grad_tiling.cpp getOutputShape /
+     * setScale): nothing compares gradOutput with outputSize or out with inputSize. The kernel reads
+     * gradOutput with its own shape (outputSize is never read), writes an (N, C, inputSize[H],
+     * inputSize[W]) buffer (N, C of gradOutput; inputSize[0..1] never read), and l0op::ViewCopy hands it
+     * to out. ViewCopy's precondition (opbase docs/zh/api/nnopbase/opdev/L0/ViewCopy.md: y's view shape
+     * equal to x's) is not checked by the op_api; the emulation models a contiguous out of another
+     * shape as the buffer written in out's row-major order (the L0 result sharing out's storage),
+     * failing at phase 2 if the kernel writes past out's elements, and fails phase 2 for a
+     * non-contiguous out of another shape (the AICPU ViewCopy with differing sizes is not public).
+     */
+    p.inH = spatial == 1 ? 1 : a->is->values[2];
+    p.inW = a->is->values[spatial + 1];
+    int same = 1;
+    for (int d = 2; d < spatial + 2; d++) {
+        same = same && a->out->dims[d] == a->is->values[d];
+    }
     /* 1d: the op_api passes scale_h = 1 for the inserted H dimension (1 -> 1). */
     p.sH = spatial == 1 ? 1.0f : kernel_scale(a->is->values[2], a->go->dims[2], a->scales[0]);
     p.sW = kernel_scale(a->is->values[spatial + 1], a->go->dims[spatial + 1], a->scales[spatial - 1]);
-    for (int d = 0; d < spatial; d++) { /* a scale within 1e-6 of 1 makes the kernel skip that pass */
-        float s = spatial == 1 || d == 1 ? p.sW : p.sH;
-        int64_t in = a->is->values[2 + d], o = a->go->dims[2 + d];
-        if (skipped(s) && in != o) {
-            EMU_FAIL(ACLNN_ERR_PARAM_INVALID,
-                     "%s: %s = %.9g makes the kernel skip this dimension (|scale - 1| < 1e-6) but inputSize %lld != "
-                     "outputSize %lld",
-                     sp->api, spatial == 1 ? "scales" : SCALE_NAMES_2D[d], a->scales[d], (long long)in, (long long)o);
-        }
-    }
+    /* A scale within 1e-6 of 1 on a dimension whose sizes differ: no host check (the kernel skips that
+     * pass, FloatEqual in Process); emu_two_pass models the addressing it then uses (kernels.c). */
     /* The float32 intermediate of the W pass lives in the workspace (the device's also holds its 0/1
      * matrices; the 1d op never needs one: with scale_h = 1 its W pass writes the result directly). */
     if (spatial == 2) {
         uint64_t bytes = (uint64_t)(a->go->dims[0] * a->go->dims[1] * a->go->dims[2] * a->is->values[3]) * 4u;
         p.ws_size = (bytes + EMU_ALIGN - 1) & ~(uint64_t)(EMU_ALIGN - 1);
+    }
+    if (!same && emu_tensor_contiguous(a->out)) {
+        p.out_flat = 1;
+    } else if (!same) {
+        p.fault = "out has another shape than (N, C, inputSize) and is not contiguous: l0op::ViewCopy then runs the "
+                  "AICPU ViewCopy with differing sizes, whose behaviour is not public (not emulated)";
     }
     return emu_finish(sp, a, &p, spatial, 0, 0, workspaceSize, executor);
 }

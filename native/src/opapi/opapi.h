@@ -16,7 +16,25 @@ typedef struct {
     int32_t dtype;
     const void *lo;  /* first byte the view reaches (NULL when empty) */
     uint64_t bytes;  /* bytes from lo to one past the last element */
+    /* The tensor's own dims and strides (any rank), for the row-major ("flat") element order a kernel
+     * that writes a contiguous buffer of another shape uses (emu_view_flat_index). */
+    int nd;
+    int64_t numel;
+    int contiguous; /* strides are the row-major strides of the dims (size-1 dims ignored) */
+    int64_t fdims[EMU_MAX_DIMS], fstrides[EMU_MAX_DIMS];
 } emu_view;
+
+/* Element index (offset included) of the f-th element in row-major order of the view's own dims. */
+static inline int64_t emu_view_flat_index(const emu_view *v, int64_t f)
+{
+    int64_t idx = v->offset;
+    for (int k = v->nd - 1; k >= 0; k--) {
+        int64_t d = v->fdims[k] > 0 ? v->fdims[k] : 1;
+        idx += (f % d) * v->fstrides[k];
+        f /= d;
+    }
+    return idx;
+}
 
 /* What a launch runs on the stream (chosen in phase 1, as the real op_api chooses its kernels). */
 enum {
@@ -60,6 +78,11 @@ typedef struct {
     int64_t tbe_tensor_c; /* ub_size / 4 / 2 / 16 */
     int64_t tbe_cores;    /* ai_core_cnt */
     int tbe_fma;          /* taken at phase 2 (aclemuSetTbeFma) */
+    /* The Cube kernels' result buffer (N, C, inH, inW) reaches out in row-major order of out's own
+     * dims (out has another shape than the result: nearest_exact.c, bilinear.c); phase 2 fails if the
+     * kernel would write past out's elements. */
+    int out_flat;
+    const char *fault; /* non-NULL: phase 2's kernel fails with ACL_ERROR_RT_AICORE_EXCEPTION and this */
 } emu_op_params;
 
 /* The four public ops. */
@@ -96,9 +119,13 @@ aclnnStatus emu_check_handles(const emu_op_spec *sp, const emu_args *a, uint64_t
                               aclOpExecutor **executor);
 /* dtype in {FLOAT, FLOAT16, BF16 when allow_bf16} and equal for both tensors. */
 aclnnStatus emu_check_dtypes(const emu_op_spec *sp, const emu_args *a, int allow_bf16);
-/* Fills v from t (channels_last: dims are N, H, W, C) after checking it stays inside its allocation. */
+/* Fills v from t (channels_last: dims are N, H, W, C) after checking it stays inside its allocation.
+ * A tensor whose rank is not spatial + 2 gets 4-D sizes (1, 1, 1, 1) with stride 0 when it has one
+ * element, else all-zero 4-D sizes (only its flat fields are then meaningful). */
 aclnnStatus emu_check_view(const emu_op_spec *sp, const char *name, const aclTensor *t, int spatial,
                            int channels_last, emu_view *v);
+/* Row-major strides for its dims (size-1 dims ignored; the offset may be anything). */
+int emu_tensor_contiguous(const aclTensor *t);
 /* Both views, then the parameter block's sizes from them; creates the executor and returns it. */
 aclnnStatus emu_finish(const emu_op_spec *sp, const emu_args *a, emu_op_params *p, int spatial, int go_cl,
                        int out_cl, uint64_t *workspaceSize, aclOpExecutor **executor);
@@ -161,8 +188,10 @@ typedef struct {
     float w0, w1;
 } emu_tap;
 
+/* model_skip: a skipped pass on a dimension whose sizes differ runs with the nearest-exact kernel's
+ * addressing (kernels.c); 0: it fails (ACL_ERROR_RT_AICORE_EXCEPTION, addressing not modelled). */
 int emu_two_pass(const emu_op_params *p, const emu_tap *th, const emu_tap *tw, int skipH, int skipW, float *inter,
-                 char *msg, size_t msglen);
+                 int model_skip, char *msg, size_t msglen);
 /* |a - b| < 1e-6 in float32, the kernels' FloatEqual. */
 int emu_float_equal(float a, float b);
 
