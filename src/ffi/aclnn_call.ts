@@ -80,18 +80,23 @@ function opSymbols(libs: CannLibraries, op: UpsampleOp): OpSymbols {
     const name = op === "bilinear2d" && ops[`${v2}GetWorkspaceSize`] && ops[v2]
       ? v2
       : PHASE1_NAMES[op];
-    const phase1Name = `${name}GetWorkspaceSize`;
-    const missing = opFunction(libs, phase1Name) === null
-      ? phase1Name
-      : opFunction(libs, name) === null
-      ? name
-      : null;
-    symbols = { name, phase1Name, missing };
+    symbols = symbolsOf(libs, name);
     perLib.set(op, symbols);
   }
   lastOp = op;
   lastSymbols = symbols;
   return symbols;
+}
+
+// The two entry points of the API `name`, and the first the library lacks.
+function symbolsOf(libs: CannLibraries, name: string): OpSymbols {
+  const phase1Name = `${name}GetWorkspaceSize`;
+  const missing = opFunction(libs, phase1Name) === null
+    ? phase1Name
+    : opFunction(libs, name) === null
+    ? name
+    : null;
+  return { name, phase1Name, missing };
 }
 
 function opFunction(libs: CannLibraries, symbol: string): AclnnFn | null {
@@ -311,15 +316,9 @@ function v1ForSameSizes(target: LaunchTarget, call: UpsampleCall<NpuBuffer>): bo
 }
 
 function v1Symbols(libs: CannLibraries): OpSymbols {
-  const name = PHASE1_NAMES.bilinear2d;
-  const phase1Name = `${name}GetWorkspaceSize`;
-  const missing = opFunction(libs, phase1Name) === null
-    ? phase1Name
-    : opFunction(libs, name) === null
-    ? name
-    : null;
-  if (missing !== null) throw new MissingSymbolError(missing, libs.opapiPath);
-  return { name, phase1Name, missing };
+  const symbols = symbolsOf(libs, PHASE1_NAMES.bilinear2d);
+  if (symbols.missing !== null) throw new MissingSymbolError(symbols.missing, libs.opapiPath);
+  return symbols;
 }
 
 // The cached int arrays are the views' own sizes: refuse a call whose sizes say otherwise (only an

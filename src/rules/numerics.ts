@@ -144,10 +144,12 @@ export function ascendPlan(
 ): AscendPlan {
   const { scales, inputSize, outputSize } = call;
   const empty = inputSize[0] * inputSize[1] === 0 || outputSize.some((s) => s === 0);
+  const sameSizes = outputSize.every((size, d) => size === inputSize[2 + d]);
+  const named = (kernel: string): string => empty ? "" : kernel;
   const generation = target.generation;
   if (generation === "950") {
     if (call.op !== "bilinear2d") {
-      const kernel = empty ? "" : nearestKernel950(call);
+      const kernel = named(nearestKernel950(call, sameSizes));
       return {
         rule: nearestRule950(target.fma),
         scales,
@@ -166,46 +168,31 @@ export function ascendPlan(
     }
     const gather = route.kernel === "determine" || route.kernel === "determine-scales";
     const rule = bilinearRule950(route.kernel, target.fma);
-    const kernel = empty ? "" : call.op === "bilinear2d" && target.bilinearApi === "v1" &&
-        inputSize[2] === outputSize[0] && inputSize[3] === outputSize[1]
-      ? "ViewCopy"
-      : KERNEL_NAMES_950[route.kernel];
+    // V1 copies equal sizes in its op_api, before any kernel.
+    const v1Copy = target.bilinearApi === "v1" && sameSizes;
+    const kernel = named(v1Copy ? "ViewCopy" : KERNEL_NAMES_950[route.kernel]);
     return { rule, scales, gather, atomic: route.atomic, kernel, orderDependent: false };
   }
-  if (call.op !== "bilinear2d") {
-    const kernel = empty ? "" : "UpsampleNearestExact2dGrad";
-    return {
-      rule: "ascend-a2",
-      scales,
-      gather: false,
-      atomic: false,
-      kernel,
-      orderDependent: false,
-    };
-  }
-  const sameSizes = inputSize[2] === outputSize[0] && inputSize[3] === outputSize[1];
+  const fixedOrder = (kernel: string): AscendPlan => ({
+    rule: "ascend-a2",
+    scales,
+    gather: false,
+    atomic: false,
+    kernel: named(kernel),
+    orderDependent: false,
+  });
+  if (call.op !== "bilinear2d") return fixedOrder("UpsampleNearestExact2dGrad");
   // 910/310P: V2 launches nothing for equal sizes, so the library runs V1 there, a copy.
   const api = generation === "a2" ? target.bilinearApi : "v1";
   if (api === "v1" && sameSizes) {
-    return { ...plan5hd(scales, 0, target), kernel: empty ? "" : "ViewCopy" };
+    return { ...plan5hd(scales, 0, target), kernel: named("ViewCopy") };
   }
   const route = bilinearRoute(call, api);
-  if (route.kernel === "kernel") {
-    const kernel = empty ? "" : "UpsampleBilinear2dGrad";
-    return {
-      rule: "ascend-a2",
-      scales,
-      gather: false,
-      atomic: false,
-      kernel,
-      orderDependent: false,
-    };
-  }
+  if (route.kernel === "kernel") return fixedOrder("UpsampleBilinear2dGrad");
   const mode = tilingMode5hd(inputSize.slice(2), outputSize, tbe5hdSpec(generation));
-  const plan = plan5hd(route.scales, mode, target);
   return {
-    ...plan,
-    kernel: empty ? "" : kernelName5hd(mode),
+    ...plan5hd(route.scales, mode, target),
+    kernel: named(kernelName5hd(mode)),
     orderDependent: !empty && orderDependent5hd(mode, outputSize[0]),
   };
 }
@@ -237,9 +224,8 @@ const KERNEL_NAMES_950: Readonly<Record<string, string>> = {
 };
 
 // The 950's nearest-exact: a byte copy when no dimension is resized and no scale given, else SIMT.
-function nearestKernel950(call: UpsampleParams): string {
-  const copy = call.outputSize.every((size, d) => size === call.inputSize[2 + d]) &&
-    call.scales.every((scale) => scale === 0);
+function nearestKernel950(call: UpsampleParams, sameSizes: boolean): string {
+  const copy = sameSizes && call.scales.every((scale) => scale === 0);
   return copy ? "UpsampleNearestExact2dGrad.DATA_COPY" : "UpsampleNearestExact2dGrad.SIMT";
 }
 

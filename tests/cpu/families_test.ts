@@ -14,6 +14,7 @@ import {
 } from "../../mod.ts";
 import { losesColumns5hd, tbe5hdSpec, tilingMode5hd } from "../../src/rules/ascend_5hd.ts";
 import { linearTable } from "../../src/rules/tables.ts";
+import { seededRandom } from "../../cli/verify/cases.ts";
 import {
   ASCEND_GENERATIONS,
   FAMILY_NAMES,
@@ -270,7 +271,7 @@ Deno.test("deterministic mode refuses order-dependent kernels, per family", asyn
 });
 
 Deno.test("the device reference agrees with the independent TBE model per family, both contraction settings", async () => {
-  const random = seededUnit(0xface);
+  const random = seededRandom(0xface);
   const int = (lo: number, hi: number): number => lo + Math.floor(random() * (hi - lo + 1));
   for (const soc of ["Ascend910A", "Ascend310P3", "Ascend910B3"] as const) {
     const model5hd = SOC_5HD[soc];
@@ -325,16 +326,6 @@ Deno.test("the device reference agrees with the independent TBE model per family
     }
   }
 });
-
-function seededUnit(seed: number): () => number {
-  let a = seed >>> 0;
-  return (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 Deno.test("TBE mode 6 drops the columns the independent model drops; the reference refuses them", () => {
   let lost = 0;

@@ -21,6 +21,7 @@ import type { UpsampleParams } from "../../src/rules/ops.ts";
 import { FAMILY_NAMES, generationOfSoc, socInfo } from "../../src/rules/generation.ts";
 import { ascendPlan, type AscendTarget } from "../../src/rules/numerics.ts";
 import { probeTbeFma } from "../../cli/doctor/generation.ts";
+import { seededRandom } from "../../cli/verify/cases.ts";
 import {
   configuredEmulationSoc,
   emu,
@@ -68,19 +69,9 @@ function params(c: Case, deterministic = false): UpsampleParams & { deterministi
   };
 }
 
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Gradient values: multiples of 1/64 in [0.5, 1] and [-1, -0.5], exact in every dtype. */
 function gradient(count: number, seed: number): Float32Array {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   return Float32Array.from({ length: count }, () => {
     const v = 0.5 + Math.floor(random() * 33) / 64;
     return random() < 0.5 ? -v : v;
@@ -110,8 +101,24 @@ async function run(
 
 /** Random float32 values in (-1, 1): their partial sums round, so the order of atomic adds shows. */
 function roundingGradient(count: number, seed: number): Float32Array {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   return Float32Array.from({ length: count }, () => random() * 2 - 1);
+}
+
+/** Runs `c` on the emulated NPU and asserts it launched the kernel the reference predicts (returned). */
+async function assertLaunched(
+  npu: Device,
+  c: Case,
+  seed: number,
+  deterministic = false,
+): Promise<string> {
+  const p = params(c, deterministic);
+  const values = gradient(p.inputSize[0] * p.inputSize[1] * c.outHW[0] * c.outHW[1], seed);
+  emu().aclemuResetFaults();
+  await run(npu, c, values, deterministic);
+  const predicted = ascendPlan(p, target()).kernel;
+  assert.equal(emuLastKernel(), predicted, `${JSON.stringify(c)} deterministic ${deterministic}`);
+  return predicted;
 }
 
 // On A2/A3 a scale on H alone (matching the sizes, as the library requires) sends V2 to its
@@ -139,7 +146,7 @@ function thresholdCases(): Case[] {
     { inHW: [5, 7], outHW: [11, 13], alignCorners: true },
     { inHW: [40, 60], outHW: [20, 30] },
   ];
-  const random = seeded(0x5eed);
+  const random = seededRandom(0x5eed);
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   for (let k = 0; k < 16; k++) {
     const inHW = [int(1, 24), int(1, 24)] as const;
@@ -175,15 +182,7 @@ Deno.test({
 }, async () => {
   using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
   const modes = new Set<string>();
-  for (const [k, c] of thresholdCases().entries()) {
-    const p = params(c);
-    const values = gradient(p.inputSize[0] * p.inputSize[1] * c.outHW[0] * c.outHW[1], k);
-    emu().aclemuResetFaults();
-    await run(npu, c, values);
-    const predicted = ascendPlan(p, target()).kernel;
-    assert.equal(emuLastKernel(), predicted, JSON.stringify(c));
-    modes.add(predicted);
-  }
+  for (const [k, c] of thresholdCases().entries()) modes.add(await assertLaunched(npu, c, k));
   const expected = TBE_ONLY ? [0, 1, 2, 3, 4, 5, 6].filter((m) => m !== 0) : [1, 2, 3, 4, 6];
   for (const mode of expected) {
     assert.ok(modes.has(`ResizeBilinearV2Grad5HD.MODE${mode}`), `mode ${mode}: ${[...modes]}`);
@@ -402,13 +401,7 @@ Deno.test({
   cases.push([{ inHW: [6, 6], outHW: [6, 6] }, false], [{ inHW: [12, 9], outHW: [5, 4] }, false]);
   const kernels = new Set<string>();
   for (const [k, [c, deterministic]] of cases.entries()) {
-    const p = params(c, deterministic);
-    const values = gradient(p.inputSize[0] * p.inputSize[1] * c.outHW[0] * c.outHW[1], k);
-    emu().aclemuResetFaults();
-    await run(npu, c, values, deterministic);
-    const predicted = ascendPlan(p, target()).kernel;
-    assert.equal(emuLastKernel(), predicted, `${JSON.stringify(c)} deterministic ${deterministic}`);
-    kernels.add(predicted);
+    kernels.add(await assertLaunched(npu, c, k, deterministic));
   }
   for (
     const suffix of ["ALL_COPY", "SIMT_NCHW", "SIMT_NCHW_DETERMINE", "SIMT_NCHW_DETERMINE_SCALES"]
@@ -432,14 +425,6 @@ Deno.test({
     { inHW: [5, 5], outHW: [5, 5], scales: [1.1, 0] }, // equal sizes: its own kernel
   ];
   const kernels = new Set<string>();
-  for (const [k, c] of cases.entries()) {
-    const p = params(c);
-    const values = gradient(p.inputSize[0] * p.inputSize[1] * c.outHW[0] * c.outHW[1], k);
-    emu().aclemuResetFaults();
-    await run(npu, c, values);
-    const predicted = ascendPlan(p, target()).kernel;
-    assert.equal(emuLastKernel(), predicted, JSON.stringify(c));
-    kernels.add(predicted);
-  }
+  for (const [k, c] of cases.entries()) kernels.add(await assertLaunched(npu, c, k));
   assert.ok(kernels.has("UpsampleBilinear2dGrad") && kernels.size >= 2, [...kernels].join());
 });
