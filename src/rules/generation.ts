@@ -50,6 +50,18 @@ export const ARCH_OF_GENERATION: Readonly<Record<AscendGeneration, number>> = Ob
   "310p": 2002,
 });
 
+// The products of the arches that run none of these operators, as CANN's op documents name them
+// (3002: Ascend310B); any other arch is named by its Short_SoC_version.
+const OTHER_FAMILIES: Readonly<Record<number, string>> = {
+  3002: "Atlas 200I/500 A2",
+  3003: "Kirin",
+  3113: "Kirin",
+  5101: "Kirin",
+  5161: "Kirin",
+  5163: "Kirin",
+  5165: "Kirin",
+};
+
 /** One SoC of CANN's platform table. */
 export interface SocInfo {
   /** `SoC_version`, as `aclrtGetSocName` answers it. */
@@ -141,7 +153,7 @@ export interface SocGeneration {
  * import { generationOfSoc } from "./generation.ts";
  * generationOfSoc("Ascend950PR_9599").generation; // "950"
  * generationOfSoc("Ascend910B").generation; // "910": NpuArch 1001
- * generationOfSoc("Ascend310B1").unsupported; // "Ascend310B1 (NpuArch 3002, Ascend310B) ..."
+ * generationOfSoc("Ascend310B1").unsupported; // "Ascend310B1 (NpuArch 3002, Ascend310B: Atlas 200I/500 A2) ..."
  * generationOfSoc(null).known; // false: A2/A3 assumed
  * ```
  */
@@ -174,7 +186,10 @@ export function generationOfSoc(soc: string | null | undefined): SocGeneration {
       known: false,
       reason: `${soc} is NpuArch ${info.npuArch}`,
       info,
-      unsupported: `${soc} (NpuArch ${info.npuArch}, ${info.shortSoc}) runs none of the upsample ` +
+      unsupported:
+        `${soc} (NpuArch ${info.npuArch}, ${info.shortSoc}${
+          OTHER_FAMILIES[info.npuArch] === undefined ? "" : `: ${OTHER_FAMILIES[info.npuArch]}`
+        }) runs none of the upsample ` +
         `backward operators: their support tables name Atlas A2/A3, Ascend 950 and, for bilinear, ` +
         `the Atlas training (Ascend 910) and inference (310P) series only`,
     };

@@ -342,7 +342,7 @@ Deno.test("Device.open soc / ascendFma: values, getters and errors", () => {
     () => Device.open({ backend: "cpu", numerics: "device", soc: "Ascend310B1" }),
     (e: unknown) =>
       e instanceof RangeError &&
-      /Ascend310B1 \(NpuArch 3002, Ascend310B\) runs none/.test(e.message),
+      /Ascend310B1 \(NpuArch 3002, Ascend310B: Atlas 200I\/500 A2\) runs none/.test(e.message),
   );
   assert.throws(
     () => Device.open({ backend: "cpu", soc: SOC_950 }),

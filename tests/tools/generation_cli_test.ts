@@ -116,7 +116,10 @@ Deno.test({
   );
   const other = await run("verify", A2, [...CASES, "--soc", "Ascend310B1"]);
   assert.notEqual(other.code, 0, other.text);
-  assert.match(other.text, /Ascend310B1 \(NpuArch 3002, Ascend310B\) runs none of/);
+  assert.match(
+    other.text,
+    /Ascend310B1 \(NpuArch 3002, Ascend310B: Atlas 200I\/500 A2\) runs none of/,
+  );
 });
 
 Deno.test({
@@ -163,5 +166,8 @@ Deno.test({
     /\[warn\] kernel generation: Atlas A2\/A3 assumed: Ascend999 is not in CANN's platform table/,
   );
   const other = await run("doctor", "Ascend310B1", []);
-  assert.match(other.text, /Ascend310B1 \(NpuArch 3002, Ascend310B\) runs none of/);
+  assert.match(
+    other.text,
+    /Ascend310B1 \(NpuArch 3002, Ascend310B: Atlas 200I\/500 A2\) runs none of/,
+  );
 });
