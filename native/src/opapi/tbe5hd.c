@@ -18,6 +18,7 @@
  * vec_axpy's (acc = g * w + acc) rounding.
  */
 #include "dtype.h"
+#include "tbe5hd_flush.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -99,106 +100,6 @@ static coord scalar_coord(int64_t d, float scale, int64_t in, int align, int fma
 
 /* vec_axpy: dst = src * scalar + dst, one rounding when fused. */
 static inline float axpy(float acc, float g, float w, int fma) { return fma ? fmaf(g, w, acc) : g * w + acc; }
-
-/* ---- the atomic modes' flushes: per core, in program order ---- */
-
-typedef struct {
-    int64_t row, col, n;
-    size_t off;
-} flush_ev;
-
-typedef struct {
-    flush_ev *ev;
-    size_t nev, cap;
-    float *pool;
-    size_t npool, cappool;
-    size_t next; /* merge cursor */
-} core_list;
-
-static int push_flush(core_list *cl, int64_t row, int64_t col, int64_t n, const float *data, int64_t iw)
-{
-    /* Cells of a flush window past the row's end only ever hold +0 (the UB is zeroed after every
-     * flush), and +0 added to a gm cell changes nothing: clip to the row. */
-    if (col < 0) {
-        data -= col;
-        n += col;
-        col = 0;
-    }
-    if (col + n > iw) {
-        n = iw - col;
-    }
-    if (n <= 0) {
-        return 0;
-    }
-    if (cl->nev == cl->cap) {
-        size_t cap = cl->cap ? cl->cap * 2 : 64;
-        flush_ev *e = realloc(cl->ev, cap * sizeof *e);
-        if (e == NULL) {
-            return -1;
-        }
-        cl->ev = e;
-        cl->cap = cap;
-    }
-    if (cl->npool + (size_t)n > cl->cappool) {
-        size_t cap = cl->cappool ? cl->cappool * 2 : 4096;
-        while (cap < cl->npool + (size_t)n) {
-            cap *= 2;
-        }
-        float *pool = realloc(cl->pool, cap * sizeof *pool);
-        if (pool == NULL) {
-            return -1;
-        }
-        cl->pool = pool;
-        cl->cappool = cap;
-    }
-    memcpy(cl->pool + cl->npool, data, (size_t)n * sizeof *data);
-    cl->ev[cl->nev++] = (flush_ev){row, col, n, cl->npool};
-    cl->npool += (size_t)n;
-    return 0;
-}
-
-static uint64_t next64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/*
- * The cores run concurrently and the source fixes no order between their atomic adds: the cores'
- * lists are interleaved in a uniformly drawn merge (each step takes the next flush of a core chosen
- * with probability proportional to its remaining flushes), drawn from the launch's seed and the
- * plane. Each core's own flushes stay in program order; with one core the order is the program's.
- * gm (float32, zeroed before the launch) += each flushed partial.
- */
-static void merge_flushes(core_list *cl, int64_t ncores, float *o, int64_t iw, uint64_t seed)
-{
-    size_t remaining = 0;
-    for (int64_t k = 0; k < ncores; k++) {
-        cl[k].next = 0;
-        remaining += cl[k].nev;
-    }
-    uint64_t rs = seed;
-    while (remaining > 0) {
-        uint64_t pick = next64(&rs) % remaining;
-        int64_t k = 0;
-        for (; k < ncores; k++) {
-            size_t left = cl[k].nev - cl[k].next;
-            if (pick < left) {
-                break;
-            }
-            pick -= left;
-        }
-        const flush_ev *e = &cl[k].ev[cl[k].next++];
-        float *dst = o + e->row * iw + e->col;
-        const float *src = cl[k].pool + e->off;
-        for (int64_t i = 0; i < e->n; i++) {
-            dst[i] = dst[i] + src[i];
-        }
-        remaining--;
-    }
-}
 
 /* ---- the run ---- */
 
@@ -395,7 +296,7 @@ static int mode5_row(const plane_ctx *c, const w_tables *t, int64_t y, float *ub
             dst += rep;
         }
     }
-    if (push_flush(cl, h.idx, 0, iw, ub, iw) != 0 || push_flush(cl, h.idx + h.stride, 0, iw, ub2, iw) != 0) {
+    if (emu_tbe5hd_push_flush(cl, h.idx, 0, iw, ub, iw) != 0 || emu_tbe5hd_push_flush(cl, h.idx + h.stride, 0, iw, ub2, iw) != 0) {
         return -1;
     }
     return 0;
@@ -426,7 +327,7 @@ static int mode6_row(const plane_ctx *c, int64_t y, float *ub, float *ub2, core_
             ub2[w.idx] = axpy(ub2[w.idx], g, h.r * w.l, c->fma);
             ub2[w.idx + w.stride] = axpy(ub2[w.idx + w.stride], g, h.r * w.r, c->fma);
         }
-        if (push_flush(cl, h.idx, 0, iw, ub, iw) != 0 || push_flush(cl, h.idx + h.stride, 0, iw, ub2, iw) != 0) {
+        if (emu_tbe5hd_push_flush(cl, h.idx, 0, iw, ub, iw) != 0 || emu_tbe5hd_push_flush(cl, h.idx + h.stride, 0, iw, ub2, iw) != 0) {
             return -1;
         }
         return 0;
@@ -440,8 +341,8 @@ static int mode6_row(const plane_ctx *c, int64_t y, float *ub, float *ub2, core_
             int next = (w.idx == (loop_init + 1) * U && w.stride == 1) || w.idx > U * (loop_init + 1);
             int64_t local = w.idx != 0 && w.idx % U == 0 && w.stride == 0 ? U : w.idx % U;
             if (next) {
-                if (push_flush(cl, h.idx, loop_init * U, U + 1, ub, iw) != 0 ||
-                    push_flush(cl, h.idx + h.stride, loop_init * U, U + 1, ub2, iw) != 0) {
+                if (emu_tbe5hd_push_flush(cl, h.idx, loop_init * U, U + 1, ub, iw) != 0 ||
+                    emu_tbe5hd_push_flush(cl, h.idx + h.stride, loop_init * U, U + 1, ub2, iw) != 0) {
                     return -1;
                 }
                 loop_init = w.idx / U;
@@ -458,8 +359,8 @@ static int mode6_row(const plane_ctx *c, int64_t y, float *ub, float *ub2, core_
         if (last > U + 1) {
             last = U + 1;
         }
-        if (push_flush(cl, h.idx, loop_init * U, last, ub, iw) != 0 ||
-            push_flush(cl, h.idx + h.stride, loop_init * U, last, ub2, iw) != 0) {
+        if (emu_tbe5hd_push_flush(cl, h.idx, loop_init * U, last, ub, iw) != 0 ||
+            emu_tbe5hd_push_flush(cl, h.idx + h.stride, loop_init * U, last, ub2, iw) != 0) {
             return -1;
         }
         memset(ub, 0, (size_t)cap * sizeof *ub);
@@ -518,7 +419,7 @@ int emu_tbe5hd_run(const emu_op_params *p, char *msg, size_t msglen)
                 }
                 if (rc == 0) {
                     uint64_t plane = (uint64_t)(n * p->C + ch);
-                    merge_flushes(cl, need, o, c.iw, p->seed ^ (plane * 0xd1b54a32d192ed03ull));
+                    emu_tbe5hd_merge_flushes(cl, need, o, c.iw, p->seed ^ (plane * 0xd1b54a32d192ed03ull));
                 }
                 break;
             }
