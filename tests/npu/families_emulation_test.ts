@@ -19,6 +19,7 @@ import {
 import { compareWithDevice } from "../../src/rules/bound.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
 import { FAMILY_NAMES, generationOfSoc, socInfo } from "../../src/rules/generation.ts";
+import { SOC_ROWS } from "../../src/rules/soc_table_data.ts";
 import { ascendPlan, type AscendTarget } from "../../src/rules/numerics.ts";
 import { probeTbeFma } from "../../cli/doctor/generation.ts";
 import { seededRandom } from "../../cli/verify/cases.ts";
@@ -427,4 +428,42 @@ Deno.test({
   const kernels = new Set<string>();
   for (const [k, c] of cases.entries()) kernels.add(await assertLaunched(npu, c, k));
   assert.ok(kernels.has("UpsampleBilinear2dGrad") && kernels.size >= 2, [...kernels].join());
+});
+
+Deno.test({
+  name:
+    "family emulation: every SoC of CANN's table, as the emulation's table and Device.open see it",
+  // Once, in the default lane: a child process per SoC name.
+  ignore: NOT_EMULATED !== undefined || Deno.env.get("ACLEMU_SOC") !== undefined,
+}, async () => {
+  const child = new URL("../support/child/npu_arch.ts", import.meta.url).pathname;
+  const inherited = Deno.env.toObject();
+  delete inherited.ACLNN_LIB_DIR;
+  const ask = async (soc: string): Promise<Record<string, unknown>> => {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-ffi", "--allow-env", "--allow-read", child],
+      env: { ...inherited, ACLEMU_SOC: soc, NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout).trim();
+    assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+    return JSON.parse(text.split("\n").at(-1)!); // helpers.ts prints its lanes first
+  };
+  const rows = [...SOC_ROWS];
+  for (let start = 0; start < rows.length; start += 8) {
+    const batch = rows.slice(start, start + 8);
+    const answers = await Promise.all(batch.map(([soc]) => ask(soc)));
+    for (const [k, [soc, arch]] of batch.entries()) {
+      const answer = answers[k];
+      assert.equal(answer.arch, arch, `${soc}: the emulation's NpuArch`);
+      const { generation, unsupported } = generationOfSoc(soc);
+      if (unsupported === undefined) {
+        assert.equal(answer.generation, generation, soc);
+      } else {
+        assert.equal(answer.error, "UnsupportedSocError", soc);
+        assert.ok(String(answer.message).includes(unsupported), `${soc}: ${answer.message}`);
+      }
+    }
+  }
 });
