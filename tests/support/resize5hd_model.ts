@@ -32,6 +32,8 @@
  * @module
  */
 
+import { fmaf } from "./ascend950_model.ts";
+
 const f = Math.fround;
 
 // ---------------------------------------------------------------------------------------------------
@@ -86,37 +88,11 @@ export const SOC_5HD: Readonly<
 // ---------------------------------------------------------------------------------------------------
 // Float helpers (written here).
 
-const F32 = new Float32Array(1);
-const U32 = new Uint32Array(F32.buffer);
-
-/** The next float32 after finite float32 `x` away from zero when `up` has x's sign, else toward it. */
-function stepFloat32(x: number, towardPositive: boolean): number {
-  if (x === 0) return towardPositive ? 2 ** -149 : -(2 ** -149);
-  F32[0] = x;
-  U32[0] += (x > 0) === towardPositive ? 1 : -1;
-  return F32[0];
-}
-
 /**
- * Float32 fused multiply-add `fl32(a * b + c)`, one rounding, for float32 `a, b, c`. The product of
- * two float32 (24-bit significands) is exact in a double, so no product split is needed; the double
- * sum `s = p + c` may round, its error `e` is exact (Knuth's two-sum), and `s + e` is the exact
- * value. Rounding `s` to float32 equals rounding `s + e` unless `s` is exactly a float32 midpoint
- * (a float32 midpoint is a double, so no other midpoint can lie between `s` and `s + e`): then the
- * sign of `e` decides.
+ * Float32 fused multiply-add `fl32(a * b + c)`, one rounding (the other independent model's exact
+ * two-sum version, `ascend950_model.ts`).
  */
-export function fmaf32(a: number, b: number, c: number): number {
-  const p = a * b;
-  const s = p + c;
-  if (!Number.isFinite(s)) return f(s);
-  const bv = s - p;
-  const e = (p - (s - bv)) + (c - bv);
-  const r = f(s);
-  if (e === 0 || r === s) return r;
-  const other = stepFloat32(r, s > r);
-  if ((r + other) / 2 !== s) return r; // not a midpoint: the double rounding was harmless
-  return e > 0 ? Math.max(r, other) : Math.min(r, other);
-}
+export const fmaf32: (a: number, b: number, c: number) => number = fmaf;
 
 /** `vec_axpy` per lane: `dst = src * scalar + dst` (`fma`: one rounding). */
 function axpy(acc: number, g: number, w: number, fma: boolean): number {
