@@ -68,6 +68,9 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   #syncing: Promise<void> | null = null;
   readonly #poll = new StreamPoll();
   #closed = false;
+  // Deterministic bilinear calls whose kernel was found to keep the flag's word (weakly held: a
+  // call object holds its tensors).
+  readonly #kernelChecked = new WeakSet<object>();
   /** Part of the launch target: aclTensor/aclIntArray descriptors of the views ops have used. */
   readonly descriptors: DescriptorCache;
   /** The kernel generation of {@link soc} (A2/A3 assumed, `known: false`, when unrecognised). */
@@ -171,10 +174,12 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     checkOpSupported(this.runtime.libs, params, generation);
     // What aclnn would answer with 161002, said before anything is allocated.
     checkAscendEmpty(params);
-    if (params.deterministic && params.op === "bilinear2d") {
+    // A repeated call passes its validated call object again (call_memo.ts): checked once.
+    if (params.deterministic && params.op === "bilinear2d" && !this.#kernelChecked.has(params)) {
       const bilinearApi = opApiName(this.runtime.libs, "bilinear2d").endsWith("V2") ? "v2" : "v1";
       const target = { generation, bilinearApi, fma: true } as const;
       checkDeterministicKernel(params, target, this.deterministicWarnOnly);
+      this.#kernelChecked.add(params);
     }
   }
 
