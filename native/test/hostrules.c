@@ -9,6 +9,7 @@
 #include "aclemu.h"
 #include "cann_subset.h"
 #include "check.h"
+#include "phase2.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -59,20 +60,7 @@ static void get(const dt *d, void *host)
     EXPECT(aclrtMemcpy(host, d->bytes, d->dev, d->bytes, ACL_MEMCPY_DEVICE_TO_HOST), 0);
 }
 
-/* Phase 2 with a workspace when asked for, then a synchronize: the first failure. */
-static int run(aclnnStatus (*p2)(void *, uint64_t, aclOpExecutor *, aclrtStream), uint64_t ws, aclOpExecutor *ex)
-{
-    void *w = NULL;
-    if (ws > 0) {
-        EXPECT(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST), 0);
-    }
-    int rc = p2(w, ws, ex, stream);
-    if (rc == 0) {
-        rc = aclrtSynchronizeStream(stream);
-    }
-    aclrtFree(w);
-    return rc;
-}
+static int run(phase2_fn p2, uint64_t ws, aclOpExecutor *ex) { return run_phase2_on(stream, p2, ws, ex); }
 
 /* Nearest 2d of go into out with the given size arrays and scales: phase 1 status, or phase 2's. */
 static int ne2d(dt *go, const int64_t *osz, const int64_t *isz, double sh, double sw, dt *out, int *phase)

@@ -7,6 +7,7 @@
 #include "aclemu.h"
 #include "cann_subset.h"
 #include "check.h"
+#include "phase2.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -23,7 +24,6 @@ typedef aclnnStatus (*phase1_2d)(const aclTensor *, const aclIntArray *, const a
                                  aclTensor *, uint64_t *, aclOpExecutor **);
 typedef aclnnStatus (*phase1_bl)(const aclTensor *, const aclIntArray *, const aclIntArray *, bool, double, double,
                                  aclTensor *, uint64_t *, aclOpExecutor **);
-typedef aclnnStatus (*phase2_fn)(void *, uint64_t, aclOpExecutor *, aclrtStream);
 
 /* A contiguous float32 device tensor with dims as given (format tag as given), filled from host. */
 typedef struct {
@@ -58,18 +58,10 @@ static void drop(dt *d)
 /* Runs phase 2 (workspace allocated when asked for), synchronizes, reads out into res. */
 static int run(phase2_fn fn, uint64_t ws, aclOpExecutor *ex, dt *out, float *res)
 {
-    void *w = NULL;
-    if (ws > 0) {
-        EXPECT(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST), 0);
-    }
-    int rc = fn(w, ws, ex, stream);
-    if (rc == 0) {
-        rc = aclrtSynchronizeStream(stream);
-    }
+    int rc = run_phase2_on(stream, fn, ws, ex);
     if (rc == 0 && res) {
         EXPECT(aclrtMemcpy(res, out->n * 4, out->dev, out->n * 4, ACL_MEMCPY_DEVICE_TO_HOST), 0);
     }
-    aclrtFree(w);
     return rc;
 }
 

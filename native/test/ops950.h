@@ -8,6 +8,7 @@
 #include "aclemu.h"
 #include "cann_subset.h"
 #include "check.h"
+#include "phase2.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -126,22 +127,7 @@ static void fetch(const dten *d, float *res, void *raw)
     free(tmp);
 }
 
-typedef aclnnStatus (*phase2_fn)(void *, uint64_t, aclOpExecutor *, aclrtStream);
-
-/* Phase 2 with a workspace when asked for, then a synchronize. */
-static int run2(phase2_fn fn, uint64_t ws, aclOpExecutor *ex)
-{
-    void *w = NULL;
-    if (ws > 0) {
-        EXPECT(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST), 0);
-    }
-    int rc = fn(w, ws, ex, stream);
-    if (rc == 0) {
-        rc = aclrtSynchronizeStream(stream);
-    }
-    aclrtFree(w);
-    return rc;
-}
+static int run2(phase2_fn fn, uint64_t ws, aclOpExecutor *ex) { return run_phase2_on(stream, fn, ws, ex); }
 
 /* One call of an op. Shapes: `in` and `out` are the spatial sizes (1d: W only). */
 typedef struct {

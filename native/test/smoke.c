@@ -4,6 +4,7 @@
 #include "aclemu.h"
 #include "cann_subset.h"
 #include "check.h"
+#include "phase2.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -62,24 +63,7 @@ static void drop_tensor(dtensor *d)
     EXPECT(aclrtFree(d->dev), 0);
 }
 
-typedef aclnnStatus (*phase2_fn)(void *, uint64_t, aclOpExecutor *, aclrtStream);
-
-/* Phase 2 with a workspace when asked for, then synchronize. */
-static int run_phase2(phase2_fn fn, uint64_t ws, aclOpExecutor *ex)
-{
-    void *w = NULL;
-    if (ws > 0) {
-        EXPECT(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST), 0);
-    }
-    int rc = fn(w, ws, ex, stream);
-    if (rc == 0) {
-        rc = aclrtSynchronizeStream(stream);
-    }
-    if (w) {
-        EXPECT(aclrtFree(w), 0);
-    }
-    return rc;
-}
+static int run_phase2(phase2_fn fn, uint64_t ws, aclOpExecutor *ex) { return run_phase2_on(stream, fn, ws, ex); }
 
 static void *thread_without_context(void *arg)
 {

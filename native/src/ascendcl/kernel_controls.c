@@ -138,56 +138,49 @@ EMU_API uint64_t aclemu_atomic_seed_take(void)
     return s;
 }
 
-/* ---- FMA contraction: override (-1 none), else ACLEMU_FMA, else 1 ---- */
+/* ---- the contraction switches: an override (-1 none), else the environment variable, else the
+ * default. The 950's compiler contraction (ACLEMU_FMA, default 1) and the TBE ResizeBilinearV2Grad5HD's
+ * OPEN rounding (ACLEMU_TBE_FMA, default 0: each step rounded). ---- */
 
-static _Atomic int32_t fma_override = -1;
-static int32_t fma_env = 1;
-static pthread_once_t fma_once = PTHREAD_ONCE_INIT;
+typedef struct {
+    const char *var;
+    int32_t dflt;
+    _Atomic int32_t env;      /* -1: not read yet (every reader computes the same value) */
+    _Atomic int32_t override; /* -1: none */
+} emu_switch;
 
-static void fma_read(void)
+static emu_switch fma_switch = {"ACLEMU_FMA", 1, -1, -1};
+static emu_switch tbe_fma_switch = {"ACLEMU_TBE_FMA", 0, -1, -1};
+
+static int32_t switch_value(emu_switch *s)
 {
-    const char *env = getenv("ACLEMU_FMA");
-    if (env != NULL && strcmp(env, "0") == 0) {
-        fma_env = 0;
+    int32_t o = atomic_load(&s->override);
+    if (o >= 0) {
+        return o;
     }
+    int32_t e = atomic_load(&s->env);
+    if (e < 0) {
+        /* Only the value opposite to the default changes it: "0" turns a default 1 off, "1" a 0 on. */
+        const char *v = getenv(s->var);
+        e = v != NULL && strcmp(v, s->dflt ? "0" : "1") == 0 ? !s->dflt : s->dflt;
+        atomic_store(&s->env, e);
+    }
+    return e;
 }
 
-void aclemuSetFmaContraction(int32_t on) { atomic_store(&fma_override, on < 0 ? -1 : on != 0); }
+static void switch_set(emu_switch *s, int32_t on) { atomic_store(&s->override, on < 0 ? -1 : on != 0); }
+
+void aclemuSetFmaContraction(int32_t on) { switch_set(&fma_switch, on); }
 
 int32_t aclemuFmaContraction(void) { return aclemu_fma_contraction(); }
 
-EMU_API int32_t aclemu_fma_contraction(void)
-{
-    pthread_once(&fma_once, fma_read);
-    int32_t o = atomic_load(&fma_override);
-    return o >= 0 ? o : fma_env;
-}
+EMU_API int32_t aclemu_fma_contraction(void) { return switch_value(&fma_switch); }
 
-/* ---- the TBE kernels' OPEN contraction (ResizeBilinearV2Grad5HD): override (-1 none), else
- * ACLEMU_TBE_FMA ("1" fuses), else 0 (each step rounded) ---- */
-
-static _Atomic int32_t tbe_fma_override = -1;
-static int32_t tbe_fma_env = 0;
-static pthread_once_t tbe_fma_once = PTHREAD_ONCE_INIT;
-
-static void tbe_fma_read(void)
-{
-    const char *env = getenv("ACLEMU_TBE_FMA");
-    if (env != NULL && strcmp(env, "1") == 0) {
-        tbe_fma_env = 1;
-    }
-}
-
-void aclemuSetTbeFma(int32_t on) { atomic_store(&tbe_fma_override, on < 0 ? -1 : on != 0); }
+void aclemuSetTbeFma(int32_t on) { switch_set(&tbe_fma_switch, on); }
 
 int32_t aclemuTbeFma(void) { return aclemu_tbe_fma(); }
 
-EMU_API int32_t aclemu_tbe_fma(void)
-{
-    pthread_once(&tbe_fma_once, tbe_fma_read);
-    int32_t o = atomic_load(&tbe_fma_override);
-    return o >= 0 ? o : tbe_fma_env;
-}
+EMU_API int32_t aclemu_tbe_fma(void) { return switch_value(&tbe_fma_switch); }
 
 void emu_kernel_controls_reset(void)
 {
@@ -202,6 +195,6 @@ void emu_kernel_controls_reset(void)
     base_seed = env_seed_set ? env_seed : process_seed;
     seed_index = 0;
     pthread_mutex_unlock(&seed_mu);
-    atomic_store(&fma_override, -1);
-    atomic_store(&tbe_fma_override, -1);
+    switch_set(&fma_switch, -1);
+    switch_set(&tbe_fma_switch, -1);
 }

@@ -9,6 +9,7 @@
 
 #include "opapi.h"
 
+#include <math.h>
 #include <string.h>
 
 static inline float emu_bits_to_float(uint32_t b)
@@ -138,6 +139,13 @@ static inline void emu_store(unsigned char *data, int32_t dtype, int64_t i, floa
     }
     uint16_t h = dtype == ACL_FLOAT16 ? emu_float_to_half(v) : emu_float_to_bf16(v);
     memcpy(data + i * 2, &h, 2);
+}
+
+/* a * b + c: one rounding (fmaf) when the launch's contraction switch fuses it, else two (the
+ * emulator is built with -ffp-contract=off). */
+static inline float emu_madd(float a, float b, float c, int fma)
+{
+    return fma ? fmaf(a, b, c) : a * b + c;
 }
 
 #endif

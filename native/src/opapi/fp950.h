@@ -1,7 +1,7 @@
 /*
  * Float32 arithmetic of the emulated Ascend 950 kernels. The emulator itself is built with
  * -ffp-contract=off (Makefile), so every C expression rounds after each operation; the one place the
- * arch35 compiler may fuse, a * b + c, goes through emu_madd, which fuses exactly when the launch's
+ * arch35 compiler may fuse, a * b + c, goes through emu_madd (dtype.h), which fuses exactly when the launch's
  * `fma` switch says so (aclemuSetFmaContraction / ACLEMU_FMA, default on).
  */
 #ifndef ACLEMU_FP950_H
@@ -11,12 +11,6 @@
 
 #include <math.h>
 #include <stdint.h>
-
-/* a * b + c: one rounding (fmaf) when contracted, else two. */
-static inline float emu_madd(float a, float b, float c, int fma)
-{
-    return fma ? fmaf(a, b, c) : a * b + c;
-}
 
 /* x rounded to the storage dtype and widened back (RNE; float32 unchanged). */
 static inline float emu_round_to(int32_t dtype, float x)

@@ -24,11 +24,7 @@
 #define A2_DEFAULT_CORES 20
 #define A2_DEFAULT_UB 196608
 
-uint32_t emu_soc_arch(void)
-{
-    const aclemu_soc_row *r = aclemu_soc_facts();
-    return r != NULL ? r->npu_arch : 2201u;
-}
+uint32_t emu_soc_arch(void) { return (uint32_t)aclemuNpuArch(); }
 
 int emu_soc_generation(void)
 {

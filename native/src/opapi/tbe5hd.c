@@ -85,7 +85,7 @@ static coord scalar_coord(int64_t d, float scale, int64_t in, int align, int fma
     float src;
     if (!align) { /* half_pixel_centers = !alignCorners (both op_apis) */
         float x = (float)d + 0.5f;
-        src = fma ? fmaf(scale, x, -0.5f) : scale * x - 0.5f;
+        src = emu_madd(scale, x, -0.5f, fma);
         src = src < 0.0f ? 0.0f : src;
     } else {
         src = scale * (float)d;
@@ -99,7 +99,7 @@ static coord scalar_coord(int64_t d, float scale, int64_t in, int align, int fma
 }
 
 /* vec_axpy: dst = src * scalar + dst, one rounding when fused. */
-static inline float axpy(float acc, float g, float w, int fma) { return fma ? fmaf(g, w, acc) : g * w + acc; }
+static inline float axpy(float acc, float g, float w, int fma) { return emu_madd(g, w, acc, fma); }
 
 /* ---- the run ---- */
 
