@@ -31,7 +31,10 @@ import {
   DEFAULT_ASCEND_TARGET,
   type Numerics,
 } from "../rules/numerics.ts";
-import { checkDeterministicKernel } from "../rules/support.ts";
+import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
+import { tbe5hdSpec } from "../rules/ascend_5hd.ts";
+import type { DeterministicRoute } from "../rules/route.ts";
+import { runRouteCpu } from "./route_cpu.ts";
 import type { StridedArray } from "./types.ts";
 import {
   bilinear2dBackwardCpu,
@@ -123,6 +126,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
   readonly deterministicWarnOnly: boolean;
   /** One tensor takes at most the 4 GiB of a wasm32 memory. */
   readonly tensorLimit: TensorLimit = TENSOR_LIMIT;
+  readonly #routeOptions: DeterministicOptions;
   #kernels: WasmKernels | null;
   #cache: Map<number, CpuBuffer[]>[] = [new Map(), new Map(), new Map()];
   #cachedBytes = 0;
@@ -144,6 +148,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
     this.numerics = options.numerics ?? "pytorch";
     this.ascend = options.ascend ?? DEFAULT_ASCEND_TARGET;
     this.deterministicWarnOnly = options.deterministicWarnOnly ?? false;
+    this.#routeOptions = { warnOnly: this.deterministicWarnOnly };
     this.#minParallel = cpuTuning.minParallelElements;
     this.#kernels = kernels === "typescript"
       ? null
@@ -251,7 +256,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
   checkSupported(params: UpsampleParams & { readonly deterministic: boolean }): void {
     if (this.numerics === "device") {
       checkAscendRules(params, this.ascend);
-      checkDeterministicKernel(params, this.ascend, this.deterministicWarnOnly);
+      deterministicRouteOf(params, this.ascend, this.#routeOptions);
     }
     // The result must fit as any tensor does: a tiny gradOutput downsampled from a huge inputSize
     // would otherwise take minutes and gigabytes of host memory before failing.
@@ -261,9 +266,38 @@ export class CpuBackend implements Backend<CpuBuffer> {
 
   /** Runs the op now, or queues it (a large op with several threads, or while work is queued). */
   launch(call: UpsampleCall<CpuBuffer>): void {
-    if (this.numerics === "device") call = ascendCall(call, this.ascend);
+    if (this.numerics === "device") {
+      // Deterministic mode where the device's kernel adds in a free order: its deterministic route.
+      const route = deterministicRouteOf(call, this.ascend, this.#routeOptions);
+      if (route !== null) {
+        if (this.#queue.busy) this.#queue.run(() => this.#runRoute(call, route, false));
+        else this.#runRoute(call, route, true);
+        return;
+      }
+      call = ascendCall(call, this.ascend);
+    }
     if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));
     else this.#queue.hold(this.#launch(call, true));
+  }
+
+  #runRoute(call: UpsampleCall<CpuBuffer>, route: DeterministicRoute, direct: boolean): void {
+    if (this.#closed) return;
+    const generation = this.ascend.generation;
+    try {
+      if (generation === "950") throw new TypeError("the Ascend 950 has no TBE route");
+      const args = {
+        gradOutput: strided(call.gradOutput),
+        out: strided(call.out),
+        inputSize: call.inputSize,
+        outputSize: call.outputSize,
+        scales: call.scales,
+        alignCorners: call.alignCorners,
+      };
+      runRouteCpu(args, route, tbe5hdSpec(generation), this.ascend.tbeFma ?? false);
+    } catch (error) {
+      if (direct) throw error;
+      this.#failure ??= error;
+    }
   }
 
   // Runs the op on the calling thread, or starts it on the workers and returns when they are done.

@@ -158,7 +158,8 @@ export function checkOpSupported(
  * {@link DescriptorCache} (created on first use of a view, kept while its buffer lives), and so does the
  * repeatable executor of phase 1 (`executors.ts`): a call with the same views and parameters as an
  * earlier one runs phase 2 only. Whatever this call created is destroyed again when it fails, and an
- * executor whose phase 2 failed is not kept.
+ * executor whose phase 2 failed is not kept. `api` names the API to launch through (e.g. V1 for
+ * the passes of the deterministic route); by default the op's own (V2 for bilinear when present).
  *
  * @throws {AclError} with the failing API's status and the runtime's message
  * @example
@@ -166,7 +167,11 @@ export function checkOpSupported(
  * launchAclnn(backend, call); // enqueued on backend.stream
  * ```
  */
-export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>): void {
+export function launchAclnn(
+  target: LaunchTarget,
+  call: UpsampleCall<NpuBuffer>,
+  api?: string,
+): void {
   // The same call object as the last launch on this target, its executor still kept: phase 2 only.
   // (A kept executor's views are alive and unchanged, and the call, which was checked against them,
   // is the same object: nothing to look up again.)
@@ -183,9 +188,24 @@ export function launchAclnn(target: LaunchTarget, call: UpsampleCall<NpuBuffer>)
     const { op, scales, alignCorners, deterministic } = call;
     const scale0 = scales[0];
     const scale1 = scales.length > 1 ? scales[1] : 0;
-    const reused =
-      descriptors.executorFor(gradView, outView, op, scale0, scale1, alignCorners, deterministic) ??
-        prepare(target, call, gradView, outView, scale0, scale1);
+    const symbols = api !== undefined
+      ? symbolsOf(target.runtime.libs, api)
+      : v1ForSameSizes(target, call)
+      ? v1Symbols(target.runtime.libs)
+      : opSymbols(target.runtime.libs, op);
+    const kept = descriptors.executorFor(
+      gradView,
+      outView,
+      op,
+      scale0,
+      scale1,
+      alignCorners,
+      deterministic,
+    );
+    // A kept executor of the same views through another API (a route's V1 pass) is not this call's.
+    const reused = kept !== null && kept.api === symbols.name
+      ? kept
+      : prepare(target, call, symbols, gradView, outView, scale0, scale1);
     forgetLaunches(target);
     if (reused !== null) {
       runReused(target, gradView, reused);
@@ -249,6 +269,7 @@ function runReused(
 function prepare(
   target: LaunchTarget,
   call: UpsampleCall<NpuBuffer>,
+  symbols: OpSymbols,
   gradView: ViewDescriptor,
   outView: ViewDescriptor,
   scale0: number,
@@ -256,7 +277,6 @@ function prepare(
 ): ReusedExecutor | null {
   const { runtime, descriptors } = target;
   const { libs } = runtime;
-  const symbols = v1ForSameSizes(target, call) ? v1Symbols(libs) : opSymbols(libs, call.op);
   // Both exist: checkOpSupported ran before anything was allocated.
   const phase1 = opFunction(libs, symbols.phase1Name)!;
   const grad = gradView.tensor;

@@ -22,6 +22,8 @@
 import {
   ACL_SYMBOLS,
   type AclLib,
+  CAST_SYMBOLS,
+  type CastLib,
   NNOPBASE_SYMBOLS,
   type NnopbaseLib,
   OPAPI_SYMBOLS,
@@ -65,6 +67,12 @@ export interface CannLibraries {
   /** libopapi symbols (each may be null). */
   readonly opapi: OpapiLib;
   /**
+   * aclnnCast, from the operator library or else the first of `libopapi.so`, `libopapi_math.so`
+   * in the same folder that has it; null when none does (the deterministic bilinear route of
+   * 16-bit dtypes needs it).
+   */
+  readonly cast: { readonly path: string; readonly symbols: CastLib } | null;
+  /**
    * Whether these are the host emulation of CANN (`native/`), told by a symbol only the emulation
    * exports (`aclemuLaunchCount`); its SoC name is a real one, so the name alone cannot tell.
    */
@@ -74,6 +82,7 @@ export interface CannLibraries {
 const ACL_NAMES = ["libascendcl.so", "libacl_rt.so"];
 const NNOPBASE_NAMES = ["libnnopbase.so"];
 const OPAPI_NAMES = ["libopapi.so", "libopapi_cv.so"];
+const CAST_NAMES = ["libopapi.so", "libopapi_math.so"];
 const UPSAMPLE_PHASE1 = Object.keys(OPAPI_SYMBOLS).filter((name) => name.endsWith("WorkspaceSize"));
 const LIBRARIES = "libascendcl.so, libnnopbase.so and libopapi.so (or libopapi_cv.so)";
 /** The fix for "nothing found" when the user made no explicit choice. */
@@ -264,8 +273,28 @@ function openFolder(candidate: SearchCandidate, attempts: string[]): CannLibrari
     acl: acl.lib.symbols,
     nnopbase: nnopbase.lib.symbols,
     opapi: opapi.lib.symbols,
+    cast: openCast(dir, opapi.path),
     emulated: isEmulation(acl.path),
   };
+}
+
+// aclnnCast: the operator library first (already loaded: dlopen only looks it up), then the others.
+function openCast(dir: string, opapiPath: string): CannLibraries["cast"] {
+  const names = [opapiPath, ...CAST_NAMES.map((name) => joinPath(dir, name))];
+  for (const path of new Set(names)) {
+    if (dir !== SYSTEM_LOADER && probe(path, false) === "missing") continue;
+    let lib: Deno.DynamicLibrary<typeof CAST_SYMBOLS>;
+    try {
+      lib = Deno.dlopen(path, CAST_SYMBOLS);
+    } catch {
+      continue; // not loadable: the route of 16-bit dtypes reports aclnnCast as missing
+    }
+    if (lib.symbols.aclnnCastGetWorkspaceSize !== null && lib.symbols.aclnnCast !== null) {
+      return { path, symbols: lib.symbols };
+    }
+    lib.close();
+  }
+  return null;
 }
 
 // Said after "no libascendcl.so" in a folder given explicitly: the CANN layout was looked at too.

@@ -10,7 +10,8 @@ import type { Backend, MemoryInfo, TensorLimit, UpsampleCall, UpsampleParams } f
 import { checkAscendEmpty } from "../rules/ascend_a2.ts";
 import { type AscendGeneration, generationOfSoc, type SocGeneration } from "../rules/generation.ts";
 import { checkFamilySupports } from "../rules/family.ts";
-import { checkDeterministicKernel } from "../rules/support.ts";
+import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
+import type { AscendTarget } from "../rules/numerics.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
 import {
   checkOpSupported,
@@ -21,6 +22,7 @@ import {
   opApiName,
 } from "./aclnn_call.ts";
 import { DescriptorCache } from "./descriptors.ts";
+import { launchRoute, missingRouteApi, type RouteTarget } from "./route_launch.ts";
 import type { CannRuntime } from "./runtime.ts";
 import { AclError, DeviceMemoryError } from "./status.ts";
 import { StreamPoll } from "./stream_poll.ts";
@@ -54,7 +56,7 @@ let lastDeterministic: { runtime: CannRuntime; context: bigint; on: boolean } | 
  * backend.close();
  * ```
  */
-export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
+export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
   /** Always `"npu"`. */
   readonly kind = "npu" as const;
   #tensorLimit: TensorLimit | undefined;
@@ -68,9 +70,9 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
   #syncing: Promise<void> | null = null;
   readonly #poll = new StreamPoll();
   #closed = false;
-  // Deterministic bilinear calls whose kernel was found to keep the flag's word (weakly held: a
-  // call object holds its tensors).
-  readonly #kernelChecked = new WeakSet<object>();
+  // The kernels this device runs, and how deterministic bilinear calls find their route.
+  #target: AscendTarget | null = null;
+  #routeOptions: DeterministicOptions | null = null;
   /** Part of the launch target: aclTensor/aclIntArray descriptors of the views ops have used. */
   readonly descriptors: DescriptorCache;
   /** The kernel generation of {@link soc} (A2/A3 assumed, `known: false`, when unrecognised). */
@@ -174,13 +176,45 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     checkOpSupported(this.runtime.libs, params, generation);
     // What aclnn would answer with 161002, said before anything is allocated.
     checkAscendEmpty(params);
-    // A repeated call passes its validated call object again (call_memo.ts): checked once.
-    if (params.deterministic && params.op === "bilinear2d" && !this.#kernelChecked.has(params)) {
+    // Deterministic mode where the native kernel adds in a free order: its route, or the refusal.
+    const route = deterministicRouteOf(params, this.#ascendTarget(), this.#deterministicOptions());
+    if (route !== null) this.#checkRouteMemory(params, route.intermediateBytes);
+  }
+
+  // The route's float32 intermediates (and the result, when allocated here) must fit in the free
+  // device memory: refused up front, before anything is allocated.
+  #checkRouteMemory(
+    params: UpsampleParams & { readonly out?: unknown },
+    intermediateBytes: number,
+  ): void {
+    if (this.runtime.libs.acl.aclrtGetMemInfo === null) return; // aclrtMalloc will tell
+    const size = params.inputSize.reduce((a, b) => a * b, 1) * dtypeByteSize(params.dtype);
+    const needed = intermediateBytes + (params.out ? 0 : size);
+    const { free, total } = this.memoryInfo();
+    if (needed <= free) return;
+    throw new RangeError(
+      `upsampleBilinear2dBackward: the deterministic route needs ${needed} bytes of device memory ` +
+        `(${intermediateBytes} for its float32 intermediates${
+          params.out ? "" : `, ${size} for the result`
+        }), but ${free} of ${total} are free on ${this.name} (aclrtGetMemInfo); free tensors, ` +
+        `make the call smaller, or turn deterministic mode off for it`,
+    );
+  }
+
+  #ascendTarget(): AscendTarget {
+    if (this.#target === null) {
       const bilinearApi = opApiName(this.runtime.libs, "bilinear2d").endsWith("V2") ? "v2" : "v1";
-      const target = { generation, bilinearApi, fma: true } as const;
-      checkDeterministicKernel(params, target, this.deterministicWarnOnly);
-      this.#kernelChecked.add(params);
+      this.#target = { generation: this.generation, bilinearApi, fma: true };
     }
+    return this.#target;
+  }
+
+  #deterministicOptions(): DeterministicOptions {
+    this.#routeOptions ??= {
+      warnOnly: this.deterministicWarnOnly,
+      missingApi: (route) => missingRouteApi(this.runtime.libs, route),
+    };
+    return this.#routeOptions;
   }
 
   /** Enqueues the op on the device stream. */
@@ -188,9 +222,20 @@ export class NpuBackend implements Backend<NpuBuffer>, LaunchTarget {
     if (call.inputSize[0] * call.inputSize[1] === 0) return; // empty result: nothing to compute
     this.runtime.activate(this.context);
     this.#applyDeterministic(call.deterministic);
+    const route = call.deterministic
+      ? deterministicRouteOf(call, this.#ascendTarget(), this.#deterministicOptions())
+      : null;
+    if (route !== null) return launchRoute(this, call, route); // marks itself enqueued
     launchAclnn(this, call);
-    // Only launches that reached the stream need a sync before their buffers are freed. One onto an
-    // idle stream also records the poll event, so a sync right after it needs no record of its own.
+    this.markEnqueued();
+  }
+
+  /**
+   * Part of the route target: counts queued work. Only launches that reached the stream need a sync
+   * before their buffers are freed. One onto an idle stream also records the poll event, so a sync
+   * right after it needs no record of its own.
+   */
+  markEnqueued(): void {
     if (this.#enqueued++ === this.#completed) {
       this.#poll.mark(this.runtime, this.stream, this.#enqueued);
     }

@@ -250,6 +250,30 @@ export const OPAPI_SYMBOLS = {
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /**
+ * aclnnCast (hicann/ops-math `math/cast/op_host/op_api/aclnn_cast.h`): the deterministic bilinear
+ * route's casts of 16-bit tensors to float32 and back. In `libopapi.so` (CANN 8.x) or, in the split
+ * packages, the math operators' `libopapi_math.so`.
+ */
+export const CAST_SYMBOLS = {
+  /** (const aclTensor* self, aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) */
+  aclnnCastGetWorkspaceSize: {
+    parameters: [
+      "usize", /* const aclTensor* self */
+      "i32", /* aclDataType dtype */
+      "usize", /* aclTensor* out */
+      "buffer", /* uint64_t* workspaceSize */
+      "buffer", /* aclOpExecutor** executor */
+    ],
+    result: "i32",
+    optional: true,
+  },
+  aclnnCast: PHASE2,
+} as const satisfies Deno.ForeignLibraryInterface;
+
+/** The aclnnCast entry points (each null when the library lacks it). */
+export type CastLib = Deno.DynamicLibrary<typeof CAST_SYMBOLS>["symbols"];
+
+/**
  * The C library (`libc.so.6`), for one call: POSIX `int sched_yield(void)` (`<sched.h>`), which a
  * synchronize polling the stream makes between polls (`stream_poll.ts`).
  */

@@ -85,18 +85,21 @@ export function tilingMode5hd(
 /**
  * Whether the kernel's result may differ between runs: modes 5 and 6 with more than one core at
  * work (`outH >= 2`; every SoC that runs it has 8 or more AI Cores), whose cores add partial rows
- * into the same result cells with atomic adds in an order nothing fixes. The kernel and its
- * tiling never read the deterministic flag.
+ * into the same result cells with atomic adds in an order nothing fixes, unless the image has the
+ * gradient's height (`inH == outH`): then each result cell gets nonzero partials from one gradient
+ * row only and exact zeros from its neighbour (`route.ts` says why). The kernel and its tiling
+ * never read the deterministic flag.
  *
  * @example
  * ```ts
  * import { orderDependent5hd } from "./ascend_5hd.ts";
- * orderDependent5hd(6, 8); // true
- * orderDependent5hd(4, 1); // false: one gradient row, one core
+ * orderDependent5hd(6, 4, 8); // true
+ * orderDependent5hd(6, 8, 8); // false: H unchanged
+ * orderDependent5hd(4, 1, 1); // false: one gradient row, one core
  * ```
  */
-export function orderDependent5hd(mode: TilingMode5hd, outH: number): boolean {
-  return (mode === 5 || mode === 6) && outH >= 2;
+export function orderDependent5hd(mode: TilingMode5hd, inH: number, outH: number): boolean {
+  return (mode === 5 || mode === 6) && outH >= 2 && inH !== outH;
 }
 
 /**

@@ -193,7 +193,7 @@ export function ascendPlan(
   return {
     ...plan5hd(route.scales, mode, target),
     kernel: named(kernelName5hd(mode)),
-    orderDependent: !empty && orderDependent5hd(mode, outputSize[0]),
+    orderDependent: !empty && orderDependent5hd(mode, inputSize[2], outputSize[0]),
   };
 }
 

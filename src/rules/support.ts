@@ -8,6 +8,7 @@
 import { type AscendGeneration, FAMILY_NAMES } from "./generation.ts";
 import { type AscendPlan, ascendPlan, type AscendTarget } from "./numerics.ts";
 import { OP_SPECS, type UpsampleParams } from "./ops.ts";
+import { type DeterministicRoute, deterministicRoute } from "./route.ts";
 
 /**
  * Thrown when an NPU's SoC is in CANN's platform table but of an arch (NpuArch) that runs none of
@@ -37,8 +38,10 @@ export class UnsupportedSocError extends Error {
 
 /**
  * Thrown when a call asks for deterministic mode but the kernel the device will run adds in an order
- * nothing fixes and ignores the flag (PyTorch's `use_deterministic_algorithms` raises for the same
- * kind of kernel). With `deterministicWarnOnly` a one-time warning replaces it.
+ * nothing fixes and ignores the flag, and no deterministic route covers the call (PyTorch's
+ * `use_deterministic_algorithms` raises where no deterministic implementation exists). Today only
+ * calls whose route would hit the TBE kernel's column loss in tiling mode 6, or a CANN that lacks an
+ * API the route needs. With `deterministicWarnOnly` a one-time warning replaces it.
  *
  * @example
  * ```ts
@@ -65,55 +68,113 @@ export class NondeterministicKernelError extends Error {
 
 const warned = new Set<string>();
 
+/** How {@link deterministicRouteOf} treats a call no route covers, and what the route may use. */
+export interface DeterministicOptions {
+  /** Warn once per op, kernel and generation instead of throwing (PyTorch's `warn_only`). */
+  readonly warnOnly: boolean;
+  /**
+   * The first aclnn API the route needs that the loaded CANN lacks (V1, or aclnnCast for 16-bit
+   * dtypes), or null; omitted: every API is there (the CPU device reference).
+   */
+  readonly missingApi?: (route: DeterministicRoute) => string | null;
+}
+
 /**
- * With `call.deterministic`, throws {@link NondeterministicKernelError} (or warns once per op, kernel
- * and generation when `warnOnly`) when `plan`'s kernel adds in an order nothing fixes: the TBE
- * ResizeBilinearV2Grad's atomic modes (A2/A3's fallback, every 910/310P bilinear call with different
- * sizes in modes 5 and 6). The way out on A2/A3: both scales or neither, so V2 takes its own kernel.
+ * What a bilinear call in deterministic mode runs on a family whose native kernel ignores the flag:
+ * null when the single native launch is deterministic (or the call is not in deterministic mode),
+ * else the deterministic route (`route.ts`: two H-unchanged launches of the same kernel). Where no
+ * route covers the call (a pass would hit tiling mode 6's column loss, or the CANN lacks an API the
+ * route needs), throws {@link NondeterministicKernelError}, or with `warnOnly` warns once and
+ * returns null: the native launch runs, as PyTorch's `warn_only` runs the nondeterministic kernel.
  *
- * @throws {NondeterministicKernelError} unless `warnOnly`
+ * @throws {NondeterministicKernelError} where no route covers an order-dependent call, unless `warnOnly`
  * @example
  * ```ts
- * import { checkDeterministicKernel } from "./support.ts";
- * import { DEFAULT_ASCEND_TARGET } from "./numerics.ts";
+ * import { deterministicRouteOf } from "./support.ts";
  * const call = { op: "bilinear2d", dtype: "float32", inputSize: [1, 1, 64, 64], outputSize: [128, 128], scales: [2, 0], alignCorners: false, deterministic: true } as const;
- * try { checkDeterministicKernel(call, DEFAULT_ASCEND_TARGET, false); } catch (e) { console.log((e as Error).name); }
+ * const target = { generation: "910", bilinearApi: "v1", fma: true } as const;
+ * deterministicRouteOf(call, target, { warnOnly: false })?.kernels.length; // 2
  * ```
  */
-export function checkDeterministicKernel(
+export function deterministicRouteOf(
   call: UpsampleParams & { readonly deterministic: boolean },
   target: AscendTarget,
-  warnOnly: boolean,
-): void {
-  if (!call.deterministic || call.op !== "bilinear2d" || target.generation === "950") return;
-  const plan = ascendPlan(call, target);
-  if (!plan.orderDependent) return;
-  const error = nondeterministic(call, plan, target);
-  if (!warnOnly) throw error;
+  options: DeterministicOptions,
+): DeterministicRoute | null {
+  const generation = target.generation;
+  if (!call.deterministic || call.op !== "bilinear2d" || generation === "950") return null;
+  // A repeated call (the same validated sizes, call_memo.ts) is planned once.
+  const known = planned.get(call.inputSize);
+  if (
+    known !== undefined && known.target === target && known.options === options &&
+    known.outputSize === call.outputSize && known.scales === call.scales &&
+    known.dtype === call.dtype && known.alignCorners === call.alignCorners
+  ) return known.route;
+  const route = planRoute(call, target, options);
+  planned.set(call.inputSize, {
+    target,
+    options,
+    outputSize: call.outputSize,
+    scales: call.scales,
+    dtype: call.dtype,
+    alignCorners: call.alignCorners,
+    route,
+  });
+  return route;
+}
+
+// The last plan per validated inputSize array (weakly held), with what else it depended on.
+const planned = new WeakMap<readonly number[], {
+  readonly target: AscendTarget;
+  readonly options: DeterministicOptions;
+  readonly outputSize: readonly number[];
+  readonly scales: readonly number[];
+  readonly dtype: string;
+  readonly alignCorners: boolean;
+  readonly route: DeterministicRoute | null;
+}>();
+
+function planRoute(
+  call: UpsampleParams,
+  target: AscendTarget,
+  options: DeterministicOptions,
+): DeterministicRoute | null {
+  const generation = target.generation;
+  if (generation === "950") return null;
+  const plan = ascendPlan({ ...call, deterministic: true }, target);
+  if (!plan.orderDependent) return null;
+  const choice = deterministicRoute(call, generation, target.tbeFma ?? false);
+  let why: string;
+  if (choice.route === null) why = choice.refusal;
+  else {
+    const missing = options.missingApi?.(choice.route) ?? null;
+    if (missing === null) return choice.route;
+    why = `this CANN lacks ${missing}, which the deterministic route needs`;
+  }
+  const error = nondeterministic(call, plan, target, why);
+  if (!options.warnOnly) throw error;
   const key = `${error.op}:${error.kernel}:${error.generation}`;
-  if (warned.has(key)) return;
-  warned.add(key);
-  console.warn(`@aclnn/upsample: ${error.message} (deterministicWarnOnly: running it anyway)`);
+  if (!warned.has(key)) {
+    warned.add(key);
+    console.warn(`@aclnn/upsample: ${error.message} (deterministicWarnOnly: running it anyway)`);
+  }
+  return null;
 }
 
 function nondeterministic(
   call: UpsampleParams,
   plan: AscendPlan,
   target: AscendTarget,
+  why: string,
 ): NondeterministicKernelError {
   const name = OP_SPECS[call.op].name;
   const generation = target.generation;
   const [outH] = call.outputSize;
-  let wayOut: string;
-  if (generation === "a2" && target.bilinearApi === "v2") {
-    wayOut = "pass both scalesH and scalesW (each equal to outputSize/inputSize) or neither, " +
-      "so that V2 runs its own kernel (UpsampleBilinear2dGrad), which is deterministic";
-  } else if (generation === "a2") {
-    wayOut = "use a CANN with aclnnUpsampleBilinear2dBackwardV2 (this one has V1 only)";
-  } else {
-    wayOut = `no deterministic bilinear kernel exists on the ${FAMILY_NAMES[generation]}: ` +
-      "turn deterministic mode off for this call, or run it on the CPU backend";
-  }
+  const wayOut = generation === "a2" && target.bilinearApi === "v2"
+    ? "pass both scalesH and scalesW (each equal to outputSize/inputSize) or neither, so that " +
+      "V2 runs its own kernel (UpsampleBilinear2dGrad), which is deterministic; or turn " +
+      "deterministic mode off for this call, or run it on the CPU backend"
+    : "turn deterministic mode off for this call, or run it on the CPU backend";
   return new NondeterministicKernelError(
     name,
     plan.kernel,
@@ -122,7 +183,7 @@ function nondeterministic(
       FAMILY_NAMES[generation]
     } this call runs ${plan.kernel}, whose cores add the partial sums of ${outH} gradient rows ` +
       `into the result with atomic adds in an order nothing fixes (it never reads the ` +
-      `deterministic flag); ${wayOut}. deterministicWarnOnly: true (Device.open) turns this ` +
-      `error into a one-time warning`,
+      `deterministic flag), and no deterministic route covers it: ${why}; ${wayOut}. ` +
+      `deterministicWarnOnly: true (Device.open) turns this error into a one-time warning`,
   );
 }

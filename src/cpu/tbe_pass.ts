@@ -1,0 +1,223 @@
+/**
+ * One pass of the deterministic route (`rules/route.ts`) as the TBE kernel ResizeBilinearV2Grad
+ * (5HD, float32) computes it, bit for bit: a launch whose image has the gradient's height, so that
+ * its H weights are exactly 1 and 0 and the order of its cores' atomic adds cannot matter. Written
+ * from the kernel's source (CANN 8.1.RC1 toolkit copy `leideng/CANN-8.1.RC1`,
+ * `opp/built-in/op_impl/ai_core/tbe/impl/dynamic/resize_bilinear_v2_grad.py`, class
+ * ResizeBilinearV2Grad5HD; docs/device-semantics.md): the method each mode runs is named where it
+ * is modelled. The 16 channel lanes of a C0 block never mix, so each plane is computed alone.
+ * Every product and sum rounds to float32; `vec_axpy` (`acc = g * w + acc`) rounds once when the
+ * kernel contracts it (`fma`, the switch the source leaves open).
+ *
+ * @module
+ */
+
+import { mulAddF32 } from "../rules/float32.ts";
+import { linear5hdTable, type Tbe5hdSpec } from "../rules/ascend_5hd.ts";
+import type { RoutePass } from "../rules/route.ts";
+import type { LinearTable } from "../rules/pytorch.ts";
+
+const f = Math.fround;
+// The H weights of an H-unchanged launch: scale 1, src = h, r = 0 (get_src_index, get_ratio).
+const HL = 1;
+const HR = 0;
+// Gradient columns per chunk of mode 5's L1 tables (CalRunningInfo: w_loop = CeilDiv(grads_w, 256)).
+const MODE5_CHUNK = 256;
+
+/**
+ * The pass on `planes` planes of `pass.rows x pass.outCols` float32 gradient cells (contiguous),
+ * giving `planes x pass.rows x pass.inCols` cells. Cores' atomic flushes are applied row by row;
+ * any other order gives the same bits (H unchanged).
+ *
+ * @example
+ * ```ts
+ * import { tbePass } from "./tbe_pass.ts";
+ * const pass = { axis: "w", rows: 1, inCols: 2, outCols: 4, mode: 4, kernel: "ResizeBilinearV2Grad5HD.MODE4" } as const;
+ * tbePass(new Float32Array([1, 1, 1, 1]), 1, pass, false, { tensorC: 1536, l1Support: false }, false);
+ * // Float32Array [2, 2]
+ * ```
+ */
+export function tbePass(
+  grad: Float32Array,
+  planes: number,
+  pass: RoutePass,
+  alignCorners: boolean,
+  spec: Tbe5hdSpec,
+  fma: boolean,
+): Float32Array {
+  const { rows, inCols, outCols, mode } = pass;
+  // Mode 5 computes its W coordinates on the vector unit (l1_ratio): never contracted.
+  const table = linear5hdTable(inCols, outCols, alignCorners, fma && mode !== 5);
+  const result = new Float32Array(planes * rows * inCols);
+  const count = mode === 5 ? segmentCounts(table.i0, outCols, inCols) : null;
+  for (let p = 0; p < planes; p++) {
+    const g = grad.subarray(p * rows * outCols, (p + 1) * rows * outCols);
+    const out = result.subarray(p * rows * inCols, (p + 1) * rows * inCols);
+    if (mode === 4) {
+      smallInOut(g, out, rows, inCols, outCols, table, fma);
+      continue;
+    }
+    if (mode !== 5 && mode !== 6) throw new RangeError(`tbePass: tiling mode ${mode} in a route`);
+    for (let h = 0; h < rows; h++) {
+      const gRow = g.subarray(h * outCols, (h + 1) * outCols);
+      const below = h < rows - 1 ? h + 1 : h; // get_stride: the last row adds to itself
+      const flush = (row: number, start: number, values: Float32Array, n: number): void => {
+        const o = row * inCols + start;
+        for (let i = 0; i < n; i++) out[o + i] = f(out[o + i] + values[i]);
+      };
+      if (mode === 5) mode5Row(gRow, inCols, outCols, table, count!, h, below, flush);
+      else mode6Row(gRow, inCols, outCols, table, spec, fma, h, below, flush);
+    }
+  }
+  return result;
+}
+
+type Flush = (row: number, start: number, values: Float32Array, n: number) => void;
+
+// Mode 4 (small_in_out -> small_in_loop): the plane in UB, zeroed; gradient cells in row-major
+// order, vec_axpy of hl*wl, hl*wr, hr*wl, hr*wr (scalar products, rounded) into the four cells.
+function smallInOut(
+  g: Float32Array,
+  out: Float32Array,
+  rows: number,
+  inCols: number,
+  outCols: number,
+  t: LinearTable,
+  fma: boolean,
+): void {
+  for (let h = 0; h < rows; h++) {
+    const below = (h < rows - 1 ? h + 1 : h) * inCols;
+    for (let j = 0; j < outCols; j++) {
+      const gv = g[h * outCols + j];
+      const c0 = t.i0[j], c1 = t.i1[j];
+      const o00 = h * inCols + c0, o01 = h * inCols + c1;
+      out[o00] = mulAddF32(gv, f(HL * t.l0[j]), out[o00], fma);
+      out[o01] = mulAddF32(gv, f(HL * t.l1[j]), out[o01], fma);
+      out[below + c0] = mulAddF32(gv, f(HR * t.l0[j]), out[below + c0], fma);
+      out[below + c1] = mulAddF32(gv, f(HR * t.l1[j]), out[below + c1], fma);
+    }
+  }
+}
+
+// l1_count: gradient columns per segment (a run of one image column inside one 256-column chunk;
+// a run crossing a chunk boundary is two segments).
+function segmentCounts(lower: Int32Array, outCols: number, inCols: number): Int32Array {
+  const count = new Int32Array(inCols + Math.ceil(outCols / MODE5_CHUNK) + 1);
+  let chunkEnd = MODE5_CHUNK, extra = 0, previous = 0;
+  for (let j = 0; j < outCols; j++) {
+    const cell = lower[j];
+    if (j < chunkEnd) previous = cell;
+    else {
+      chunkEnd += MODE5_CHUNK;
+      if (previous === cell) extra++;
+    }
+    count[cell + extra]++;
+  }
+  return count;
+}
+
+// Mode 5 (normal_small: small_in_mul, small_in_add, one atomic data_move of each UB row): per chunk
+// the four products (vec_muls of the weights by hl / hr, vmul by the gradient), then per segment
+// vec_add of the l-terms into its cell and the r-terms into the next, column by column; the last
+// image column takes all l-terms of the segment, then all r-terms.
+function mode5Row(
+  gRow: Float32Array,
+  inCols: number,
+  outCols: number,
+  t: LinearTable,
+  count: Int32Array,
+  h: number,
+  below: number,
+  flush: Flush,
+): void {
+  const ub = new Float32Array(inCols), ub2 = new Float32Array(inCols);
+  const terms = new Float32Array(4 * MODE5_CHUNK);
+  const chunks = Math.ceil(outCols / MODE5_CHUNK);
+  let segment = 0;
+  for (let k = 0; k < chunks; k++) {
+    const first = k * MODE5_CHUNK;
+    const width = Math.min(MODE5_CHUNK, outCols - first);
+    for (let q = 0; q < width; q++) {
+      const gv = gRow[first + q];
+      terms[4 * q] = f(f(t.l0[first + q] * HL) * gv);
+      terms[4 * q + 1] = f(f(t.l1[first + q] * HL) * gv);
+      terms[4 * q + 2] = f(f(t.l0[first + q] * HR) * gv);
+      terms[4 * q + 3] = f(f(t.l1[first + q] * HR) * gv);
+    }
+    const end = k < chunks - 1 ? t.i0[first + MODE5_CHUNK - 1] + 1 : inCols;
+    let q0 = 0;
+    for (let cell = t.i0[first]; cell < end; cell++, segment++) {
+      const q1 = q0 + count[segment];
+      if (cell < inCols - 1) {
+        for (let q = q0; q < q1; q++) {
+          ub[cell] = f(ub[cell] + terms[4 * q]);
+          ub[cell + 1] = f(ub[cell + 1] + terms[4 * q + 1]);
+          ub2[cell] = f(ub2[cell] + terms[4 * q + 2]);
+          ub2[cell + 1] = f(ub2[cell + 1] + terms[4 * q + 3]);
+        }
+      } else {
+        for (const [buffer, term] of [[ub, 0], [ub, 1], [ub2, 2], [ub2, 3]] as const) {
+          for (let q = q0; q < q1; q++) buffer[cell] = f(buffer[cell] + terms[4 * q + term]);
+        }
+      }
+      q0 = q1;
+    }
+  }
+  flush(h, 0, ub, inCols);
+  flush(below, 0, ub2, inCols);
+}
+
+// Mode 6 (normal_big: big_in_loop2 / big_in_loop, calculate_grad): per column, vec_axpy into the
+// column's cell and the next (ub: weight hl, ub2: weight hr). A row narrower than half the buffer
+// is flushed once; a wider one through a window of U + 1 cells (U = tensor_c / 2 - 1) starting at
+// loop_init * U: check_next_loop flushes the whole window when a column leaves it, every chunk of
+// tensor_c gradient columns ends with a flush up to its last cell, and get_output_loop_idx puts a
+// last image column that is a multiple of U in slot U.
+function mode6Row(
+  gRow: Float32Array,
+  inCols: number,
+  outCols: number,
+  t: LinearTable,
+  spec: Tbe5hdSpec,
+  fma: boolean,
+  h: number,
+  below: number,
+  flush: Flush,
+): void {
+  const half = spec.tensorC / 2;
+  const windowed = inCols >= half;
+  const u = half - 1;
+  const size = windowed ? u + 1 : inCols;
+  const ub = new Float32Array(size), ub2 = new Float32Array(size);
+  const emit = (start: number, n: number): void => {
+    flush(h, start, ub, n);
+    flush(below, start, ub2, n);
+    ub.fill(0);
+    ub2.fill(0);
+  };
+  let windowStart = 0, lastCell = 0, lastStride = 0;
+  for (let base = 0; base < outCols; base += spec.tensorC) {
+    const width = Math.min(spec.tensorC, outCols - base);
+    for (let j = base; j < base + width; j++) {
+      const cell = t.i0[j], stride = t.i1[j] - cell;
+      let slot = cell;
+      if (windowed) {
+        const window = windowStart / u;
+        if ((cell === (window + 1) * u && stride === 1) || cell > u * (window + 1)) {
+          emit(windowStart, u + 1);
+          windowStart = Math.floor(cell / u) * u;
+        }
+        slot = cell !== 0 && cell % u === 0 && stride === 0 ? u : cell % u;
+      }
+      const gv = gRow[j];
+      ub[slot] = mulAddF32(gv, f(HL * t.l0[j]), ub[slot], fma);
+      ub[slot + stride] = mulAddF32(gv, f(HL * t.l1[j]), ub[slot + stride], fma);
+      ub2[slot] = mulAddF32(gv, f(HR * t.l0[j]), ub2[slot], fma);
+      ub2[slot + stride] = mulAddF32(gv, f(HR * t.l1[j]), ub2[slot + stride], fma);
+      lastCell = cell;
+      lastStride = stride;
+    }
+    if (windowed) emit(windowStart, lastCell + 1 + lastStride - windowStart);
+  }
+  if (!windowed) emit(0, inCols);
+}
