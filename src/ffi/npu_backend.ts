@@ -17,12 +17,16 @@ import {
   checkOpSupported,
   forgetLaunches,
   launchAclnn,
-  type LaunchTarget,
   type NpuBuffer,
   opApiName,
 } from "./aclnn_call.ts";
 import { DescriptorCache } from "./descriptors.ts";
-import { launchRoute, missingRouteApi, type RouteTarget } from "./route_launch.ts";
+import {
+  checkRouteMemory,
+  launchRoute,
+  missingRouteApi,
+  type RouteTarget,
+} from "./route_launch.ts";
 import type { CannRuntime } from "./runtime.ts";
 import { AclError, DeviceMemoryError } from "./status.ts";
 import { StreamPoll } from "./stream_poll.ts";
@@ -178,27 +182,8 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     checkAscendEmpty(params);
     // Deterministic mode where the native kernel adds in a free order: its route, or the refusal.
     const route = deterministicRouteOf(params, this.#ascendTarget(), this.#deterministicOptions());
-    if (route !== null) this.#checkRouteMemory(params, route.intermediateBytes);
-  }
-
-  // The route's float32 intermediates (and the result, when allocated here) must fit in the free
-  // device memory: refused up front, before anything is allocated.
-  #checkRouteMemory(
-    params: UpsampleParams & { readonly out?: unknown },
-    intermediateBytes: number,
-  ): void {
-    if (this.runtime.libs.acl.aclrtGetMemInfo === null) return; // aclrtMalloc will tell
-    const size = params.inputSize.reduce((a, b) => a * b, 1) * dtypeByteSize(params.dtype);
-    const needed = intermediateBytes + (params.out ? 0 : size);
-    const { free, total } = this.memoryInfo();
-    if (needed <= free) return;
-    throw new RangeError(
-      `upsampleBilinear2dBackward: the deterministic route needs ${needed} bytes of device memory ` +
-        `(${intermediateBytes} for its float32 intermediates${
-          params.out ? "" : `, ${size} for the result`
-        }), but ${free} of ${total} are free on ${this.name} (aclrtGetMemInfo); free tensors, ` +
-        `make the call smaller, or turn deterministic mode off for it`,
-    );
+    if (route === null || this.runtime.libs.acl.aclrtGetMemInfo === null) return;
+    checkRouteMemory(params, route, this.memoryInfo(), this.name);
   }
 
   #ascendTarget(): AscendTarget {
