@@ -183,7 +183,7 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     // Deterministic mode where the native kernel adds in a free order: its route, or the refusal.
     const route = deterministicRouteOf(params, this.#ascendTarget(), this.#deterministicOptions());
     if (route === null || this.runtime.libs.acl.aclrtGetMemInfo === null) return;
-    checkRouteMemory(params, route, this.memoryInfo(), this.name);
+    checkRouteMemory(route, this.memoryInfo(), this.name);
   }
 
   #ascendTarget(): AscendTarget {

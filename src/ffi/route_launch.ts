@@ -9,9 +9,9 @@
  * @module
  */
 
-import type { MemoryInfo, StorageView, UpsampleCall, UpsampleParams } from "../backend.ts";
+import type { MemoryInfo, StorageView, UpsampleCall } from "../backend.ts";
 import type { DeterministicRoute, RoutePass } from "../rules/route.ts";
-import { type DType, dtypeByteSize } from "../tensor/dtype.ts";
+import type { DType } from "../tensor/dtype.ts";
 import { launchAclnn, type LaunchTarget, type NpuBuffer } from "./aclnn_call.ts";
 import { ACL_DTYPE } from "./symbols.ts";
 
@@ -50,32 +50,28 @@ export function missingRouteApi(
 }
 
 /**
- * Throws a `RangeError` naming the bytes when the route's float32 intermediates (and the result,
- * when the op allocates it) do not fit in the device's free memory: refused before anything is
- * allocated.
+ * Throws a `RangeError` naming the bytes when the route's float32 intermediates do not fit in the
+ * device's free memory: refused before anything is allocated (the result is checked as any
+ * tensor is).
  *
  * @throws {RangeError} with the bytes needed, free and total
  * @example
  * ```ts ignore
- * checkRouteMemory(params, route, backend.memoryInfo(), backend.name);
+ * checkRouteMemory(route, backend.memoryInfo(), backend.name);
  * ```
  */
 export function checkRouteMemory(
-  params: UpsampleParams & { readonly out?: unknown },
   route: DeterministicRoute,
   memory: MemoryInfo,
   deviceName: string,
 ): void {
-  const size = params.inputSize.reduce((a, b) => a * b, 1) * dtypeByteSize(params.dtype);
-  const intermediate = route.intermediateBytes;
-  const needed = intermediate + (params.out ? 0 : size);
+  const needed = route.intermediateBytes;
   if (needed <= memory.free) return;
-  const result = params.out ? "" : `, ${size} for the result`;
   throw new RangeError(
     `upsampleBilinear2dBackward: the deterministic route needs ${needed} bytes of device memory ` +
-      `(${intermediate} for its float32 intermediates${result}), but ${memory.free} of ` +
-      `${memory.total} are free on ${deviceName} (aclrtGetMemInfo); free tensors, make the call ` +
-      `smaller, or turn deterministic mode off for it`,
+      `for its float32 intermediates, but ${memory.free} of ${memory.total} are free on ` +
+      `${deviceName} (aclrtGetMemInfo); free tensors, make the call smaller, or turn ` +
+      `deterministic mode off for it`,
   );
 }
 
