@@ -24,6 +24,7 @@ import {
   configuredEmulationSoc,
   emu,
   EMU_DIR,
+  EMU_NO_V2_DIR,
   emuKernelLaunches,
   emuLastKernel,
   EMULATED_LANE,
@@ -88,9 +89,14 @@ function gradient(c: Case, seed: number): Float32Array {
   return Float32Array.from({ length: count }, () => random() * 2 - 1);
 }
 
-function openNpu(): Device {
-  return Device.open({ backend: "npu", libDir: EMU_DIR });
+function openNpu(libDir = EMU_DIR): Device {
+  return Device.open({ backend: "npu", libDir });
 }
+
+// On A2/A3 also a toolkit with V1 only (bilinear's every different-size call is the TBE kernel).
+const TOOLKITS: ReadonlyArray<readonly [string, string]> = GENERATION === "a2"
+  ? [["V2", EMU_DIR], ["V1 only", EMU_NO_V2_DIR]]
+  : [["", EMU_DIR]];
 
 async function runOn(
   device: Device,
@@ -155,15 +161,22 @@ function exact(c: Case, g: Float32Array): { value: Float64Array; magnitude: Floa
   return { value, magnitude };
 }
 
-for (
-  const dtype of ["float32", "float16", ...(GENERATION === "a2" ? ["bfloat16"] : [])] as DType[]
-) {
+// bfloat16 runs on A2/A3 through V2 only (V1 and the 910/310P refuse it).
+const RUNS = TOOLKITS.flatMap(([toolkit, libDir]) =>
+  (["float32", "float16", ...(toolkit === "V2" ? ["bfloat16"] : [])] as DType[]).map((dtype) => ({
+    toolkit,
+    libDir,
+    dtype,
+  }))
+);
+
+for (const { toolkit, libDir, dtype } of RUNS) {
   Deno.test({
-    name:
-      `route emulation: ${dtype} on ${SOC}: one bit pattern over ${SEEDS} seeds, the reference's`,
+    name: `route emulation: ${dtype} on ${SOC} ${toolkit}: one bit pattern over ${SEEDS} seeds, ` +
+      `the reference's`,
     ignore: IGNORE,
     async fn(t) {
-      using npu = openNpu();
+      using npu = openNpu(libDir);
       using reference = Device.open({ backend: "cpu", numerics: "device", soc: SOC });
       const info = socInfo(SOC)!;
       const soc5hd = soc5hdFromIni(SOC, info.shortSoc, info.ubSize, info.aiCoreCount);
