@@ -142,6 +142,9 @@ function thresholdCases(): Case[] {
     { inHW: [3, 641], outHW: [4, 1282] },
     { inHW: [2, 20], outHW: [5, 4096] },
     { inHW: [2, 20], outHW: [5, 4097] },
+    // Mode 5's `outW > inW`: equal widths (heights differ) are mode 6, one more column mode 5.
+    { inHW: [3, 600], outHW: [4, 600] },
+    { inHW: [3, 600], outHW: [4, 601] },
     { inHW: [3, 16], outHW: [4, 16 * 254 + 15] },
     { inHW: [3, 16], outHW: [4, 16 * 255] },
     { inHW: [5, 7], outHW: [11, 13], alignCorners: true },
@@ -266,7 +269,7 @@ Deno.test({
 Deno.test({
   name: `family emulation (${
     FAMILY_NAMES[GENERATION]
-  }): deterministic mode refuses order-dependent kernels before allocating`,
+  }): deterministic mode runs the route, refuses only what no route covers, before allocating`,
   ignore: NOT_EMULATED !== undefined,
 }, async () => {
   const c = withScale({ inHW: [32, 64], outHW: [64, 128] });
@@ -279,21 +282,36 @@ Deno.test({
     scalesH: p.scales[0],
     scalesW: p.scales[1],
   };
+  emu().aclemuResetFaults();
+  using routed = upsampleBilinear2dBackward(grad, options);
+  await routed.toFloat32Array();
+  if (!TBE) return assert.equal(emu().aclemuLaunchCount(), 1n); // the 950's flag switches its kernel
+  assert.equal(ascendPlan(p, target()).orderDependent, true);
+  assert.equal(emu().aclemuLaunchCount(), 2n, "the route's two passes");
+  // A2: 2 -> 1535 rows (window 767); 910/310P: 2 -> 2047 (window 1023), with alignCorners: the
+  // H pass would drop the last row's gradient (tiling mode 6's column loss).
+  const rows = GENERATION === "a2" ? 1535 : 2047;
+  const lossy = withScale({ inHW: [rows, 4], outHW: [2, 4], alignCorners: true, nc: [1, 1] });
+  const q = params(lossy, true);
+  const lossyOptions = {
+    outputSize: q.outputSize,
+    inputSize: q.inputSize,
+    scalesH: q.scales[0],
+    scalesW: q.scales[1],
+    alignCorners: true,
+  };
+  using g = npu.zeros([1, 1, 2, 4]);
   const before = emuLive();
   const launches = emu().aclemuLaunchCount();
-  if (!TBE) {
-    using _ok = upsampleBilinear2dBackward(grad, options); // the 950's flag switches its kernel
-    return;
-  }
   assert.throws(
-    () => upsampleBilinear2dBackward(grad, options),
+    () => upsampleBilinear2dBackward(g, lossyOptions),
     (e: unknown) =>
       e instanceof NondeterministicKernelError && e.generation === GENERATION &&
-      e.kernel === ascendPlan(p, target()).kernel,
+      e.kernel === ascendPlan(q, target()).kernel && /its H pass/.test(e.message),
   );
   assert.deepEqual(emuLive(), before, "nothing allocated");
   assert.equal(emu().aclemuLaunchCount(), launches, "nothing launched");
-  using off = upsampleBilinear2dBackward(grad, { ...options, deterministic: false });
+  using off = upsampleBilinear2dBackward(g, { ...lossyOptions, deterministic: false });
   await off.toFloat32Array();
   const warnings: string[] = [];
   const warn = console.warn;
@@ -305,9 +323,9 @@ Deno.test({
       deterministic: true,
       deterministicWarnOnly: true,
     });
-    using g = warned.zeros([1, 2, 64, 128]);
+    using g2 = warned.zeros([1, 1, 2, 4]);
     for (let i = 0; i < 2; i++) {
-      using r = upsampleBilinear2dBackward(g, options);
+      using r = upsampleBilinear2dBackward(g2, lossyOptions);
       await r.toFloat32Array();
     }
   } finally {
