@@ -87,7 +87,9 @@ ACLEMU_VISIBILITY void aclemuFailNextEvent(int32_t status);
  *  the built-in TBE kernel ResizeBilinearV2Grad (NC1HWC0, float32), run by A2/A3 (the V2 fallback and
  *  V1), Atlas training (NpuArch 1001) and Atlas inference 310P (NpuArch 2002) SoCs, named by the
  *  tiling mode its tiling picks: "ResizeBilinearV2Grad5HD.MODE0" (copy) ... ".MODE6"; MODE5 and MODE6
- *  add their row partial sums atomically (order drawn per launch, see aclemuSetAtomicSeed).
+ *  add their row partial sums atomically (order drawn per launch, see aclemuSetAtomicSeed);
+ *  every SoC: "Cast" (aclnnCast, the math operator of ops-math, exported by libopapi.so; in build/split
+ *  by the core libopapi.so, not libopapi_cv.so).
  * The pointer stays valid for the life of the process. */
 ACLEMU_VISIBILITY const char *aclemuLastKernel(void);
 /* Successful phase-2 launches of the kernel `name` since load or the last aclemuResetFaults. */
@@ -115,6 +117,26 @@ ACLEMU_VISIBILITY int32_t aclemuFmaContraction(void);
  * value. aclemuTbeFma: the value in force. (Mode 5's vector W coordinates are never fused.) */
 ACLEMU_VISIBILITY void aclemuSetTbeFma(int32_t on);
 ACLEMU_VISIBILITY int32_t aclemuTbeFma(void);
+/* A planted fault, for the tests of a "deterministic route": it breaks on purpose what makes an
+ * H-unchanged call of ResizeBilinearV2Grad5HD (image height == gradient height) independent of the
+ * atomic order. There every H weight pair is l = 1, r = 0 exactly, so the neighbour row below gets exact
+ * zeros and the cores' interleaved flushes (MODE5 / MODE6) cannot change the result. When on, an H
+ * weight r that is exactly 0 for a gradient row with a lower neighbour (stride 1) is replaced by 2^-10
+ * (l stays as computed), in every mode (3 to 6; modes 0 to 2 have no H weights), on every SoC that runs
+ * the kernel. Effect on the order: a result cell changes with the order only when it takes 3 or more
+ * non-zero partials from 2 or more cores. An H-unchanged cell takes one partial from its own gradient
+ * row and, faulted, one 2^-10 partial from the row above: 2 partials, and two additions onto the
+ * zeroed cell commute. So MODE5 (one flush per UB row) and MODE6 with an image narrower than
+ * tensor_c / 2 (910/310P 1024, A2 768) change their values but stay order-independent. MODE6 with a
+ * wider image flushes windows that overlap in one cell every tensor_c / 2 - 1 columns; such a cell
+ * takes 2 partials per gradient row, so 4 on a row where one core's rows end, and depends on the
+ * order: reliably with one gradient row per core (gh <= cores), rarely with many (the next core's
+ * first flushes then nearly always precede the previous core's last ones in the drawn interleaving).
+ * 1 on, 0 off, < 0 restores ACLEMU_TBE_ZERO_WEIGHT_FAULT ("0" or "1", default 0). Taken by each launch
+ * at phase 2; aclemuResetFaults restores the environment's value. aclemuTbeZeroWeightFault: the value
+ * in force. */
+ACLEMU_VISIBILITY void aclemuSetTbeZeroWeightFault(int32_t on);
+ACLEMU_VISIBILITY int32_t aclemuTbeZeroWeightFault(void);
 /* NpuArch of the emulated SoC from the platform table (hicann/runtime platform_config *.ini): 2201
  * (Atlas A2/A3), 3510 (Ascend 950), 1001 (Atlas training: Ascend910A, Ascend910B (first
  * generation), Ascend910ProA/ProB/PremiumA), 2002 (Ascend310P*), or another arch the operators do
@@ -125,7 +147,7 @@ ACLEMU_VISIBILITY int32_t aclemuNpuArch(void);
 /* Disarms every fault (aclemuFailNextEvent included), sets the stream delay to 0, the launch count to
  * 0 and the last deterministic value to -1, drops an aclemuSetDeviceMemory override, zeroes the kernel
  * counters (aclemuLastKernel ""), restarts the atomic seed sequence from the environment's base and
- * drops the aclemuSetFmaContraction and aclemuSetTbeFma overrides. Live
+ * drops the aclemuSetFmaContraction, aclemuSetTbeFma and aclemuSetTbeZeroWeightFault overrides. Live
  * counters (allocations, objects, streams, events) and the referenced-free and finalize counters
  * are not touched (compare them before and after). */
 ACLEMU_VISIBILITY void aclemuResetFaults(void);

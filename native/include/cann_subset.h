@@ -2,7 +2,8 @@
  * The subset of the CANN C ABI that the host emulation implements (and that the smoke test calls).
  * Prototypes, enum values and status codes follow CANN's public headers: hicann/runtime
  * include/external/acl/{acl_base.h,acl_base_rt.h,acl_rt.h,error_codes/rt_error_codes.h}, nnopbase's
- * acl_meta.h and op_errno.h, and the ops-cv aclnn headers. Everything is extern "C", LP64.
+ * acl_meta.h and op_errno.h, the ops-cv aclnn headers and ops-math's aclnn_cast.h. Everything is
+ * extern "C", LP64.
  */
 #ifndef ACLEMU_CANN_SUBSET_H
 #define ACLEMU_CANN_SUBSET_H
@@ -205,6 +206,13 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSiz
     double scalesH, double scalesW, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
 ACL_FUNC_VISIBILITY aclnnStatus aclnnUpsampleBilinear2dBackwardV2(void *workspace, uint64_t workspaceSize,
                                                                   aclOpExecutor *executor, aclrtStream stream);
+
+/* libopapi: the math operator Cast (hicann/ops-math math/cast/op_host/op_api/aclnn_cast.h; libopapi.so,
+ * not libopapi_cv.so where the vision operators moved) */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCastGetWorkspaceSize(
+    const aclTensor *self, const aclDataType dtype, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCast(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                          aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -112,6 +112,8 @@ EMU_API uint64_t aclemu_atomic_seed_take(void);
 EMU_API int32_t aclemu_fma_contraction(void);
 /* 1 when the emulated TBE kernels fuse their OPEN multiply-adds (aclemuSetTbeFma, ACLEMU_TBE_FMA). */
 EMU_API int32_t aclemu_tbe_fma(void);
+/* 1 when the planted TBE zero-weight fault is on (aclemuSetTbeZeroWeightFault, ACLEMU_TBE_ZERO_WEIGHT_FAULT). */
+EMU_API int32_t aclemu_tbe_zero_weight_fault(void);
 /* The table row of the emulated SoC, NULL when its name is not in the table (soc_table.c). */
 EMU_API const aclemu_soc_row *aclemu_soc_facts(void);
 
@@ -148,7 +150,8 @@ int emu_fault_take_alloc(void);
 int32_t emu_fault_take_sync(void);
 int32_t emu_fault_take_copy(void);
 int64_t emu_stream_delay_us(void);
-/* kernel_controls.c: aclemuResetFaults' part for the kernel counters, the seed and the FMA switch. */
+/* kernel_controls.c: aclemuResetFaults' part for the kernel counters, the seed and the switches (FMA,
+ * TBE FMA, TBE zero-weight fault). */
 void emu_kernel_controls_reset(void);
 
 #endif /* ACLEMU_INTERNAL_H */

@@ -65,7 +65,10 @@ export interface DeterministicRoute {
   readonly kernels: readonly string[];
   /** Bytes of the float32 buffers the call allocates on the device and frees again. */
   readonly intermediateBytes: number;
-  /** Bytes the launches read and write in total (each pass: its gradient and its image, float32). */
+  /**
+   * Bytes the launches read and write in total: each pass its gradient and its image (float32),
+   * the H pass's Contiguous and ViewCopy of its transposed views, the casts.
+   */
   readonly bytesMoved: number;
 }
 
@@ -117,8 +120,11 @@ export function deterministicRoute(
   const f32 = 4 * planes;
   let intermediateBytes = passes.length === 2 ? f32 * outH * inW : 0; // T
   if (cast) intermediateBytes += f32 * (outH * outW + inH * inW); // gradOutput and result in float32
+  // The H pass also copies its transposed input (Contiguous) and output (ViewCopy): 3x its cells.
   let bytesMoved = 0;
-  for (const pass of passes) bytesMoved += f32 * pass.rows * (pass.inCols + pass.outCols);
+  for (const pass of passes) {
+    bytesMoved += (pass.axis === "h" ? 3 : 1) * f32 * pass.rows * (pass.inCols + pass.outCols);
+  }
   // Each cast reads 2 bytes and writes 4 per cell, or the reverse.
   if (cast) bytesMoved += 6 * planes * (outH * outW + inH * inW);
   return {

@@ -355,3 +355,26 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: `route emulation: an infinite gradient gives the route's NaN set on ${SOC}`,
+  ignore: IGNORE,
+  async fn() {
+    using npu = openNpu();
+    using reference = Device.open({ backend: "cpu", numerics: "device", soc: SOC });
+    const c = CASES[0];
+    const values = gradient(c, 13);
+    for (const at of [0, 77 * 128 + 5, values.length - 1]) values[at] = Infinity;
+    const route = await runOn(npu, c, values, "float32", true);
+    assertBitEqual(route, await runOn(reference, c, values, "float32", true), "vs reference");
+    const single = await runOn(npu, c, values, "float32", false);
+    // The zero-weight neighbour row and column of each pass make inf * 0 = NaN: the route's
+    // non-finite cells include the single launch's, and every extra one is NaN.
+    for (let i = 0; i < route.length; i++) {
+      if (!Number.isFinite(single[i])) assert.ok(!Number.isFinite(route[i]), `cell ${i}`);
+      else if (!Number.isFinite(route[i])) assert.ok(Number.isNaN(route[i]), `cell ${i}`);
+    }
+    const extra = route.filter((v, i) => Number.isNaN(v) && Number.isFinite(single[i])).length;
+    assert.ok(extra > 0, "the route's zero-weight terms add NaN cells");
+  },
+});

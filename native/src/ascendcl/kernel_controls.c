@@ -1,7 +1,8 @@
 /*
  * Test controls of the emulated kernels: which kernel each launch ran (by name), the seed sequence
- * of the atomic kernels' order of additions, and the FMA contraction switch of the emulated Ascend 950
- * compiler. The state lives here (libascendcl) so that every libopapi variant of a process shares it.
+ * of the atomic kernels' order of additions, the FMA contraction switches (Ascend 950 compiler, TBE
+ * ResizeBilinearV2Grad5HD) and the planted TBE zero-weight fault. The state lives here (libascendcl)
+ * so that every libopapi variant of a process shares it.
  */
 #include "internal.h"
 
@@ -138,9 +139,10 @@ EMU_API uint64_t aclemu_atomic_seed_take(void)
     return s;
 }
 
-/* ---- the contraction switches: an override (-1 none), else the environment variable, else the
- * default. The 950's compiler contraction (ACLEMU_FMA, default 1) and the TBE ResizeBilinearV2Grad5HD's
- * OPEN rounding (ACLEMU_TBE_FMA, default 0: each step rounded). ---- */
+/* ---- the switches: an override (-1 none), else the environment variable, else the default. The
+ * 950's compiler contraction (ACLEMU_FMA, default 1), the TBE ResizeBilinearV2Grad5HD's OPEN rounding
+ * (ACLEMU_TBE_FMA, default 0: each step rounded) and its planted zero-weight fault
+ * (ACLEMU_TBE_ZERO_WEIGHT_FAULT, default 0: off). ---- */
 
 typedef struct {
     const char *var;
@@ -151,6 +153,7 @@ typedef struct {
 
 static emu_switch fma_switch = {"ACLEMU_FMA", 1, -1, -1};
 static emu_switch tbe_fma_switch = {"ACLEMU_TBE_FMA", 0, -1, -1};
+static emu_switch tbe_zw_switch = {"ACLEMU_TBE_ZERO_WEIGHT_FAULT", 0, -1, -1};
 
 static int32_t switch_value(emu_switch *s)
 {
@@ -182,6 +185,12 @@ int32_t aclemuTbeFma(void) { return aclemu_tbe_fma(); }
 
 EMU_API int32_t aclemu_tbe_fma(void) { return switch_value(&tbe_fma_switch); }
 
+void aclemuSetTbeZeroWeightFault(int32_t on) { switch_set(&tbe_zw_switch, on); }
+
+int32_t aclemuTbeZeroWeightFault(void) { return aclemu_tbe_zero_weight_fault(); }
+
+EMU_API int32_t aclemu_tbe_zero_weight_fault(void) { return switch_value(&tbe_zw_switch); }
+
 void emu_kernel_controls_reset(void)
 {
     pthread_mutex_lock(&kernel_mu);
@@ -197,4 +206,5 @@ void emu_kernel_controls_reset(void)
     pthread_mutex_unlock(&seed_mu);
     switch_set(&fma_switch, -1);
     switch_set(&tbe_fma_switch, -1);
+    switch_set(&tbe_zw_switch, -1);
 }

@@ -84,6 +84,8 @@
     F(int32_t, aclemuFmaContraction, (void), ())                                                           \
     V(aclemuSetTbeFma, (int32_t on), (on))                                                                 \
     F(int32_t, aclemuTbeFma, (void), ())                                                                   \
+    V(aclemuSetTbeZeroWeightFault, (int32_t on), (on))                                                     \
+    F(int32_t, aclemuTbeZeroWeightFault, (void), ())                                                       \
     F(int32_t, aclemuNpuArch, (void), ())                                                                  \
     V(aclemu_objects_add, (int64_t delta), (delta))                                                        \
     F(int, aclemu_current_context, (int32_t * device, int64_t * deterministic), (device, deterministic))   \
@@ -98,6 +100,7 @@
     F(uint64_t, aclemu_atomic_seed_take, (void), ())                                                       \
     F(int32_t, aclemu_fma_contraction, (void), ())                                                         \
     F(int32_t, aclemu_tbe_fma, (void), ())                                                                 \
+    F(int32_t, aclemu_tbe_zero_weight_fault, (void), ())                                                   \
     F(const aclemu_soc_row *, aclemu_soc_facts, (void), ())
 
 #define SLOT(ret, name, params, args) ret(*name) params;

@@ -87,17 +87,19 @@ static aclnnStatus launch(const char *api, void *ws, uint64_t wsSize, aclOpExecu
     j->run = e->run;
     j->workspace = e->workspace_size > 0 ? ws : NULL;
     memcpy(&j->params, e->params, sizeof j->params);
-    /* The 950 kernels' compiler switch and the atomic kernels' order are fixed per launch. */
+    /* The compiler switches, the planted TBE fault and the atomic kernels' order are fixed per launch. */
     j->params.fma = aclemu_fma_contraction();
     j->params.tbe_fma = aclemu_tbe_fma();
+    j->params.tbe_zw_fault = aclemu_tbe_zero_weight_fault();
     if (emu_kernel_is_atomic(&j->params)) {
         j->params.seed = aclemu_atomic_seed_take();
     }
     const emu_op_params *p = &j->params;
     const char *kname = emu_kernel_name(p); /* read now: the worker frees j after running it */
     emu_task t = {.name = e->op_name, .fn = run_job, .arg = j, .release = free};
-    if (p->go.bytes > 0) {
-        t.ranges[t.nranges++] = (emu_range){p->go.lo, p->go.bytes, "gradOutput"};
+    if (p->go.bytes > 0) { /* the input view: gradOutput, or Cast's self */
+        const char *in = p->kernel == EMU_KERNEL_CAST ? "self" : "gradOutput";
+        t.ranges[t.nranges++] = (emu_range){p->go.lo, p->go.bytes, in};
     }
     if (p->out.bytes > 0) {
         t.ranges[t.nranges++] = (emu_range){p->out.lo, p->out.bytes, "out"};

@@ -53,6 +53,9 @@ enum {
     EMU_KERNEL_RB950_SIMT,             /* SIMT scatter, atomic adds in the output dtype */
     /* The built-in TBE kernel ResizeBilinearV2Grad5HD (A2/A3, Atlas training 1001, 310P 2002): tbe5hd.c */
     EMU_KERNEL_RB5HD,
+    /* aclnnCast (ops-math math/cast): Contiguous, Cast, ViewCopy as one launch "Cast" (cast.c, which
+     * runs it with its own run function: the split core library links no other kernel) */
+    EMU_KERNEL_CAST,
 };
 
 /* The emulated device generation, from the SoC table's NpuArch (soc.c): A2/A3 (2201, also unknown
@@ -78,6 +81,7 @@ typedef struct {
     int64_t tbe_tensor_c; /* ub_size / 4 / 2 / 16 */
     int64_t tbe_cores;    /* ai_core_cnt */
     int tbe_fma;          /* taken at phase 2 (aclemuSetTbeFma) */
+    int tbe_zw_fault;     /* taken at phase 2 (aclemuSetTbeZeroWeightFault): the planted H-weight fault */
     /* The Cube kernels' result buffer (N, C, inH, inW) reaches out in row-major order of out's own
      * dims (out has another shape than the result: nearest_exact.c, bilinear.c); phase 2 fails if the
      * kernel would write past out's elements. */
@@ -126,6 +130,8 @@ aclnnStatus emu_check_view(const emu_op_spec *sp, const char *name, const aclTen
                            int channels_last, emu_view *v);
 /* Row-major strides for its dims (size-1 dims ignored; the offset may be anything). */
 int emu_tensor_contiguous(const aclTensor *t);
+
+/* ---- finish.c: the end of the upsample ops' phase 1 (executor run: emu_kernel_run) ---- */
 /* Both views, then the parameter block's sizes from them; creates the executor and returns it. */
 aclnnStatus emu_finish(const emu_op_spec *sp, const emu_args *a, emu_op_params *p, int spatial, int go_cl,
                        int out_cl, uint64_t *workspaceSize, aclOpExecutor **executor);

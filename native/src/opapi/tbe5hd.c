@@ -16,6 +16,9 @@
  * stride = idx < in - 1; r = src - idx; l = 1 - r. The scalar multiply-add is OPEN (one fused op or
  * two roundings): the TBE FMA switch (aclemuSetTbeFma, default two roundings) decides, as it decides
  * vec_axpy's (acc = g * w + acc) rounding.
+ *
+ * Planted fault (aclemuSetTbeZeroWeightFault, not a device rule): an H weight r that is exactly 0 on
+ * a gradient row with a lower neighbour (stride 1) becomes 2^-10, l unchanged (h_coord, every mode).
  */
 #include "dtype.h"
 #include "tbe5hd_flush.h"
@@ -108,9 +111,21 @@ typedef struct {
     int64_t gh, gw, ih, iw, tc;
     float sh, sw;
     int align, fma;
+    int zw_fault;   /* the planted zero-weight fault (aclemuSetTbeZeroWeightFault) */
     const float *g; /* the plane's gradient, float32, gh x gw */
     float *o;       /* the plane's result (gm), float32, ih x iw, from +0 */
 } plane_ctx;
+
+/* The H coordinate of gradient row y. With the planted fault on, an r of exactly 0 on a row with a
+ * lower neighbour becomes 2^-10 (l stays): that neighbour row then gets non-zero partials. */
+static coord h_coord(const plane_ctx *c, int64_t y)
+{
+    coord h = scalar_coord(y, c->sh, c->ih, c->align, c->fma);
+    if (c->zw_fault && h.stride == 1 && h.r == 0.0f) {
+        h.r = 0x1p-10f;
+    }
+    return h;
+}
 
 /* data_sum (iter_num folds of halves, repeats with dst / src1 repeat stride 0 taken in order): slots of
  * 16 lanes (one lane here); for n = unit/2 .. 4 slots: S[j] = S[n + 4r + j] + S[j] (j < 4) for r in
@@ -151,7 +166,7 @@ static void mode_one2n(const plane_ctx *c, float *S)
  * written (no atomics) in the order 11, 10, 01, 00: where cells coincide (stride 0) the later wins. */
 static void mode_n2one(const plane_ctx *c)
 {
-    coord h = scalar_coord(0, c->sh, c->ih, c->align, c->fma), w = scalar_coord(0, c->sw, c->iw, c->align, c->fma);
+    coord h = h_coord(c, 0), w = scalar_coord(0, c->sw, c->iw, c->align, c->fma);
     float g = c->g[0];
     float v00 = axpy(0.0f, g, h.l * w.l, c->fma), v01 = axpy(0.0f, g, h.l * w.r, c->fma);
     float v10 = axpy(0.0f, g, h.r * w.l, c->fma), v11 = axpy(0.0f, g, h.r * w.r, c->fma);
@@ -168,7 +183,7 @@ static void mode_n2one(const plane_ctx *c)
 static void mode_small(const plane_ctx *c)
 {
     for (int64_t y = 0; y < c->gh; y++) {
-        coord h = scalar_coord(y, c->sh, c->ih, c->align, c->fma);
+        coord h = h_coord(c, y);
         for (int64_t x = 0; x < c->gw; x++) {
             coord w = scalar_coord(x, c->sw, c->iw, c->align, c->fma);
             float g = c->g[y * c->gw + x];
@@ -249,7 +264,7 @@ static void free_w_tables(w_tables *t)
 static int mode5_row(const plane_ctx *c, const w_tables *t, int64_t y, float *ub, float *ub2, float *m, core_list *cl)
 {
     const int64_t iw = c->iw;
-    coord h = scalar_coord(y, c->sh, c->ih, c->align, c->fma); /* scalar: the OPEN contraction applies */
+    coord h = h_coord(c, y); /* scalar: the OPEN contraction applies */
     memset(ub, 0, (size_t)iw * sizeof *ub);
     memset(ub2, 0, (size_t)iw * sizeof *ub2);
     float *m0l = m, *m0r = m + 256, *m1l = m + 512, *m1r = m + 768;
@@ -314,7 +329,7 @@ static int mode6_row(const plane_ctx *c, int64_t y, float *ub, float *ub2, core_
 {
     const int64_t iw = c->iw, max_w = c->tc, U = c->tc / 2 - 1;
     const int64_t cap = (iw > U + 1 ? iw : U + 1) + 2;
-    coord h = scalar_coord(y, c->sh, c->ih, c->align, c->fma);
+    coord h = h_coord(c, y);
     memset(ub, 0, (size_t)cap * sizeof *ub);
     memset(ub2, 0, (size_t)cap * sizeof *ub2);
     const float *grow = c->g + y * c->gw;
@@ -372,7 +387,7 @@ static int mode6_row(const plane_ctx *c, int64_t y, float *ub, float *ub2, core_
 int emu_tbe5hd_run(const emu_op_params *p, char *msg, size_t msglen)
 {
     plane_ctx c = {.p = p, .gh = p->outH, .gw = p->outW, .ih = p->inH, .iw = p->inW, .tc = p->tbe_tensor_c,
-                   .align = p->align_corners, .fma = p->tbe_fma};
+                   .align = p->align_corners, .fma = p->tbe_fma, .zw_fault = p->tbe_zw_fault};
     c.sh = tbe_scale(c.ih, c.gh, c.align);
     c.sw = tbe_scale(c.iw, c.gw, c.align);
     const int mode = p->tbe_mode;
