@@ -62,11 +62,14 @@ export function tbePass(
       const gRow = g.subarray(h * outCols, (h + 1) * outCols);
       const below = h < rows - 1 ? h + 1 : h; // get_stride: the last row adds to itself
       const flush = (row: number, start: number, values: Float32Array, n: number): void => {
+        if (row < 0) return;
         const o = row * inCols + start;
         for (let i = 0; i < n; i++) out[o + i] = f(out[o + i] + values[i]);
       };
-      if (mode === 5) mode5Row(gRow, inCols, outCols, table, count!, h, below, flush);
-      else mode6Row(gRow, inCols, outCols, table, spec, fma, h, below, flush);
+      // A finite row's zero-weight partials (ub2) are all +0: adding them changes nothing.
+      const below2 = finiteRow(gRow, 0, outCols) ? -1 : below;
+      if (mode === 5) mode5Row(gRow, inCols, outCols, table, count!, h, below2, flush);
+      else mode6Row(gRow, inCols, outCols, table, spec, fma, h, below2, flush);
     }
   }
   return result;
@@ -87,16 +90,27 @@ function smallInOut(
 ): void {
   for (let h = 0; h < rows; h++) {
     const below = (h < rows - 1 ? h + 1 : h) * inCols;
+    const zeros = !finiteRow(g, h * outCols, outCols);
     for (let j = 0; j < outCols; j++) {
       const gv = g[h * outCols + j];
       const c0 = t.i0[j], c1 = t.i1[j];
       const o00 = h * inCols + c0, o01 = h * inCols + c1;
       out[o00] = mulAddF32(gv, f(HL * t.l0[j]), out[o00], fma);
       out[o01] = mulAddF32(gv, f(HL * t.l1[j]), out[o01], fma);
+      if (!zeros) continue; // g * 0 = +-0 leaves every sum as it is (none is -0)
       out[below + c0] = mulAddF32(gv, f(HR * t.l0[j]), out[below + c0], fma);
       out[below + c1] = mulAddF32(gv, f(HR * t.l1[j]), out[below + c1], fma);
     }
   }
+}
+
+// Whether a gradient row is all finite: then its zero-weight terms (hr = 0) are exact zeros, which
+// change no sum (a sum starts at +0 and is never -0), and need not be computed.
+function finiteRow(g: Float32Array, start: number, n: number): boolean {
+  for (let i = start; i < start + n; i++) {
+    if (!Number.isFinite(g[i])) return false;
+  }
+  return true;
 }
 
 // l1_count: gradient columns per segment (a run of one image column inside one 256-column chunk;

@@ -1,11 +1,13 @@
 /**
  * The built-in TBE kernel ResizeBilinearV2Grad (NC1HWC0, float32) that bilinear backward runs on
  * Atlas A2/A3 when V2 falls back (and V1 always), and on the Atlas training (Ascend 910) and
- * inference (310P) series for every call whose sizes differ. Read from a public copy of the CANN
- * 8.1.RC1 toolkit (GitHub `leideng/CANN-8.1.RC1`, `opp/built-in/op_impl/ai_core/tbe/impl/dynamic/
- * resize_bilinear_v2_grad.py`, class ResizeBilinearV2Grad5HD) and its tiling (`op_tiling/
- * resize_bilinear_v2_grad.cc`, CalTilingMode and CalCoreInfo); docs/device-semantics.md states the
- * rules in prose. Its coordinates are PyTorch's float32 arithmetic (`pytorch.ts`), unless the
+ * inference (310P) series for every call whose sizes differ. The kernel is read from a public copy
+ * of the CANN 8.1.RC1 toolkit (GitHub `leideng/CANN-8.1.RC1`, `opp/built-in/op_impl/ai_core/tbe/
+ * impl/dynamic/resize_bilinear_v2_grad.py`, class ResizeBilinearV2Grad5HD), which ships no tiling
+ * source; the tiling rules (CalTilingMode, CalCoreInfo) come from an older public copy of canndev's
+ * `ops/built-in/op_tiling/resize_bilinear_v2_grad.cc` (GitHub `dengguojie/vue-element-admin`, the
+ * version that reads the compile info `{core_num, l1_support, tensor_c}` and writes no
+ * `core_num_var`). docs/device-semantics.md states the rules in prose. Its coordinates are PyTorch's float32 arithmetic (`pytorch.ts`), unless the
  * kernel's `scale * (d + 0.5) - 0.5` is contracted into a fused multiply-add (the source does not
  * say: the `tbeFma` switch).
  *
