@@ -1,7 +1,8 @@
 /**
  * doctor's kernel-generation checks: which family the runtime's SoC belongs to (CANN's platform
  * table) and why, per op whether the family runs it and whether its kernel keeps deterministic
- * mode's word, and which contraction rule the device follows, probed with a call whose answer
+ * mode's word, what deterministic mode runs for a representative call of each op
+ * (`deterministic.ts`), and which contraction rule the device follows, probed with a call whose answer
  * differs: on an Ascend 950 nearest-exact 1d, L 6 -> 1 (input 2 when `i * scale - 0.5` is one fused
  * multiply-add, 3 when the product is rounded first); elsewhere the TBE ResizeBilinearV2Grad's
  * `scale * (d + 0.5) - 0.5` (`probeTbeFma`; docs/device-semantics.md).
@@ -16,6 +17,7 @@ import {
   FAMILY_NAMES,
   generationOfSoc,
 } from "../../src/rules/generation.ts";
+import { deterministicChecks, npuDeterministicHost } from "./deterministic.ts";
 import { type Check, checkFromError } from "./report.ts";
 
 /** What the FMA probe found: the input the gradient landed on, and the rule that explains it. */
@@ -102,7 +104,9 @@ function opChecks(generation: AscendGeneration): Check[] {
     "tiling modes 0-4 add in a fixed order, modes 5 and 6 (" +
     (generation === "a2" ? "mode 6 here: no L1" : "large planes") +
     ") add the partial rows of several cores with atomic adds in an order nothing fixes, so with " +
-    "deterministic mode on the library refuses those calls (deterministicWarnOnly: a warning)";
+    "deterministic mode on the library runs those calls as the deterministic route (two launches " +
+    "of the kernel, each with the image height unchanged, which fixes the sums) and refuses the " +
+    "few no route covers (deterministicWarnOnly: a warning)";
   if (generation === "a2") {
     return [
       info(
@@ -150,6 +154,7 @@ export async function generationChecks(npu: Device): Promise<Check[]> {
         "deno task verify --soc <name> checks against a named SoC's rules",
     },
     ...opChecks(generation),
+    ...deterministicChecks(generation, npuDeterministicHost(npu)),
   ];
   const a950 = generation === "950";
   const what = a950 ? "FMA probe (nearest-exact 1d, 6 -> 1)" : "TBE FMA probe (bilinear 3 <- 19)";

@@ -1,6 +1,7 @@
 /**
  * The command line of `deno task verify` (`node:util` parseArgs, strict): `--cases N`, `--seed S`,
- * `--lib-dir DIR`, `--device-id I`, `--dtype float32|float16|bfloat16|all`, `--soc NAME`, `--help`.
+ * `--lib-dir DIR`, `--device-id I`, `--dtype float32|float16|bfloat16|all`, `--soc NAME`,
+ * `--no-repeat`, `--help`.
  *
  * @module
  */
@@ -13,7 +14,7 @@ import { type DType, DTYPES, isDType } from "../../src/tensor/dtype.ts";
 
 /** Parsed command line of `deno task verify`. */
 export interface VerifyOptions {
-  /** Configurations to run. */
+  /** Seeded configurations to run (verify adds its fixed deterministic ones). */
   readonly cases: number;
   /** Seed of the configurations and gradients. */
   readonly seed: number;
@@ -28,6 +29,11 @@ export interface VerifyOptions {
    * runtime reports (`aclrtGetSocName`).
    */
   readonly soc?: string;
+  /**
+   * Whether each configuration run in deterministic mode is run a second time and must give the
+   * same bits (default true, where the runtime has deterministic mode; `--no-repeat`: false).
+   */
+  readonly repeat: boolean;
   /** `--help`: print {@linkcode HELP} and run nothing. */
   readonly help: boolean;
 }
@@ -35,7 +41,8 @@ export interface VerifyOptions {
 /** The usage lines. */
 export const USAGE: string =
   `usage: deno task verify [--cases N] [--seed S] [--lib-dir DIR] [--device-id I]
-                        [--dtype float32|float16|bfloat16|all] [--soc NAME] [--help]`;
+                        [--dtype float32|float16|bfloat16|all] [--soc NAME] [--no-repeat]
+                        [--help]`;
 
 /** The `--help` text: usage, flags, exit codes. */
 export const HELP: string = `verify: checks an Ascend NPU's upsampling backward results against the
@@ -45,20 +52,25 @@ ${USAGE}
   (published: deno run -A jsr:@aclnn/upsample/verify [flags])
 
 flags:
-  --cases N        configurations to run (default 100)
+  --cases N        seeded configurations to run (default 100), plus three fixed bilinear ones in
+                   deterministic mode
   --seed S         seed of the configurations and gradients (default 1)
   --lib-dir DIR    the CANN library folder to use alone (default: the library's search list)
   --device-id I    the NPU to verify (default 0)
   --dtype T        float32, float16, bfloat16 or all (default all)
   --soc NAME       check against the reference of this SoC (e.g. Ascend910B3, Ascend950PR_9599)
                    instead of the SoC the runtime reports (aclrtGetSocName)
+  --no-repeat      skip the repeatability check: by default, where the runtime has deterministic
+                   mode, every configuration run in it (every fifth seeded one and the three
+                   bilinear calls that reach the deterministic route) runs twice and must give the
+                   same bits (on the host emulation with two different atomic-order seeds)
   --help           print this text and exit
 
 permissions: --allow-ffi --allow-env --allow-read
 
 exit status:
-  0  every result within its bound
-  1  a result outside its bound, or a configuration the runtime failed (printed as ERROR)
+  0  every result within its bound, every repeat with the same bits
+  1  a result outside its bound, a runtime failure (ERROR), or two runs that differ (REPEAT MISMATCH)
   2  bad arguments, or no usable NPU`;
 
 function soc(text: string | undefined): string | undefined {
@@ -100,6 +112,7 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
         "device-id": { type: "string" },
         dtype: { type: "string", default: "all" },
         soc: { type: "string" },
+        "no-repeat": { type: "boolean", default: false },
         help: { type: "boolean", default: false },
       },
     }));
@@ -125,6 +138,7 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
       : integerFlag("device-id", values["device-id"], 0),
     dtypes: dtype === "all" ? DTYPES : [dtype],
     ...(values.soc === undefined ? {} : { soc: soc(values.soc) }),
+    repeat: !values["no-repeat"],
     help: values.help,
   };
 }

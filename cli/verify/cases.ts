@@ -2,7 +2,8 @@
  * The configurations `deno task verify` runs: seeded random ones, plus the kinds where the Ascend
  * kernels and PyTorch part ways — nearest-exact size pairs and scales whose index mapping differs
  * ("ties"), and bilinear with a scale on one dimension only (the device then derives both scales from
- * the sizes).
+ * the sizes) — and, in deterministic mode, every fifth one and a fixed few bilinear calls
+ * that reach the deterministic route of the TBE kernel ResizeBilinearV2Grad (`src/rules/route.ts`).
  *
  * @module
  */
@@ -12,8 +13,13 @@ import type { DType } from "../../src/tensor/dtype.ts";
 
 /** One op call of a verification run. */
 export interface VerifyCase extends UpsampleParams {
-  /** How it was chosen. */
-  readonly kind: "random" | "tie" | "one-scale";
+  /** How it was chosen (`"route"`: one of {@link routeCases}). */
+  readonly kind: "random" | "tie" | "one-scale" | "route";
+  /**
+   * Whether it runs with deterministic mode on (the per-call option): then verify also runs it a
+   * second time and requires the same bits.
+   */
+  readonly deterministic: boolean;
 }
 
 /**
@@ -52,7 +58,9 @@ export function seededRandom(seed: number): () => number {
 
 /**
  * `count` cases from `seed`: every fifth is a tie case and every fifth (offset) a one-scale bilinear
- * case, the rest random over all ops; dtypes drawn from `dtypes`.
+ * case, the rest random over all ops, of which every fifth case of the list (`k % 5 == 4`) runs in
+ * deterministic mode (decided by position, so the draws are those of every other case); dtypes
+ * drawn from `dtypes`.
  *
  * @example
  * ```ts
@@ -99,6 +107,7 @@ export function makeCases(count: number, seed: number, dtypes: readonly DType[])
         scales: [dims[0][2], dims[1][2]],
         alignCorners: false,
         kind: "one-scale",
+        deterministic: false,
       });
       continue;
     }
@@ -117,9 +126,10 @@ export function makeCases(count: number, seed: number, dtypes: readonly DType[])
         scales: dims.map((d) => d[2]),
         alignCorners: random() < 0.5,
         kind: "random",
+        deterministic: k % 5 === 4,
       });
     } else {
-      cases.push(nearest(op, dtype, batch, dims, "random"));
+      cases.push({ ...nearest(op, dtype, batch, dims, "random"), deterministic: k % 5 === 4 });
     }
   }
   return cases;
@@ -159,12 +169,58 @@ function nearest(
     scales: dims.map((d) => d[2]),
     alignCorners: false,
     kind,
+    deterministic: false,
   };
 }
 
-/** A one-line description, e.g. `nearestExact2d float32 [1, 2, 27, 5] <- [8, 9] scales [0.3, 0]`. */
+/**
+ * The fixed bilinear calls verify adds in deterministic mode: each has the image height differ
+ * from the gradient's and puts the TBE kernel ResizeBilinearV2Grad in tiling mode 5 or 6, whose
+ * single launch adds in an order nothing fixes, so where that kernel runs (Atlas A2/A3 through its
+ * one-scale fallback, the 910 and 310P always) deterministic mode takes the deterministic route
+ * (`src/rules/route.ts`); the Ascend 950 runs its flag-switched gather. `[in, out, scales,
+ * alignCorners, preferred dtype]`: the third's H pass sums an image row wider than half the
+ * kernel's `tensor_c` (1100 cells) in overlapping windows (tiling mode 6).
+ */
+const ROUTE_CALLS: ReadonlyArray<
+  readonly [readonly number[], readonly number[], readonly number[], boolean, DType]
+> = [
+  [[1, 2, 64, 64], [128, 128], [2, 0], false, "float32"], // A2/A3: modes 6, 6; 910/310P: 5, 5
+  [[2, 1, 48, 40], [96, 100], [0, 2.5], true, "float16"], // casts around the two launches
+  [[1, 4, 1100, 32], [1200, 64], [0, 2], false, "float32"], // H pass: mode 6, a wide image
+];
+
+/**
+ * The fixed deterministic bilinear cases that reach the deterministic route where the TBE kernel
+ * runs (see {@link ROUTE_CALLS}), each in its preferred dtype when `dtypes` has it, else in one of
+ * `dtypes`.
+ *
+ * @example
+ * ```ts
+ * import { routeCases } from "./cases.ts";
+ * routeCases(["float32"]).map((c) => c.inputSize[2]); // [64, 48, 1100]
+ * ```
+ */
+export function routeCases(dtypes: readonly DType[]): VerifyCase[] {
+  return ROUTE_CALLS.map(([inputSize, outputSize, scales, alignCorners, preferred], i) => ({
+    op: "bilinear2d",
+    dtype: dtypes.includes(preferred) ? preferred : dtypes[i % dtypes.length],
+    inputSize,
+    outputSize,
+    scales,
+    alignCorners,
+    kind: "route",
+    deterministic: true,
+  }));
+}
+
+/**
+ * A one-line description, e.g. `nearestExact2d float32 inputSize [1, 2, 27, 5] outputSize [8, 9]
+ * scales [0.3, 0] (tie)`; a case in deterministic mode ends in `(random, deterministic)`.
+ */
 export function describeCase(c: VerifyCase): string {
   const align = c.op === "bilinear2d" ? ` alignCorners ${c.alignCorners}` : "";
+  const mode = c.deterministic ? ", deterministic" : "";
   return `${c.op} ${c.dtype} inputSize [${c.inputSize.join(", ")}] outputSize ` +
-    `[${c.outputSize.join(", ")}] scales [${c.scales.join(", ")}]${align} (${c.kind})`;
+    `[${c.outputSize.join(", ")}] scales [${c.scales.join(", ")}]${align} (${c.kind}${mode})`;
 }

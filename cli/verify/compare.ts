@@ -105,7 +105,9 @@ export function bilinearApiOf(device: Device): BilinearApi {
 /**
  * The device reference's result for `problem` and `gradOutput` (row-major float32 values, already
  * representable in `problem.dtype`), computed on a CPU device with `numerics: "device"` (opened
- * and closed here; `"v1"` bilinear runs as V1 does, from the sizes alone).
+ * and closed here; `"v1"` bilinear runs as V1 does, from the sizes alone), in deterministic mode
+ * when `options.deterministic` says so (the 950's gathers; elsewhere the deterministic route of
+ * calls whose single launch adds in a free order).
  *
  * @throws {RangeError} where the device rejects the call or leaves its result undefined
  * @example
@@ -140,6 +142,9 @@ export async function deviceReference(
   const { op, dtype, inputSize, outputSize, alignCorners } = problem;
   const scales = v1 ? [0, 0] : problem.scales;
   using grad = device.tensor(gradOutput, [inputSize[0], inputSize[1], ...outputSize], { dtype });
-  using result = runParams(grad, { op, inputSize, outputSize, scales, alignCorners });
+  // Deterministic mode picks the kernel on the 950 and the deterministic route elsewhere.
+  using result = runParams(grad, { op, inputSize, outputSize, scales, alignCorners }, {
+    deterministic: options.deterministic ?? false,
+  });
   return await result.toFloat32Array();
 }

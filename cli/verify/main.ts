@@ -11,8 +11,12 @@
  * deno task verify --help
  * ```
  *
+ * Where the runtime has deterministic mode, each configuration run in it is run twice and must give
+ * the same bits (`--no-repeat` skips that).
+ *
  * Exit status: 0 all within bounds, 1 a result outside its bound (or a configuration the runtime
- * failed, printed as ERROR), 2 bad arguments or no usable NPU.
+ * failed, printed as ERROR, or a deterministic one whose two runs differ, printed as REPEAT
+ * MISMATCH), 2 bad arguments or no usable NPU.
  *
  * Importing this module runs nothing; it runs when it is the main module.
  *
@@ -27,8 +31,8 @@ import { verifyDevice } from "./verify.ts";
 
 /**
  * The command: parses `args`, opens the NPU (with `--lib-dir`/`--device-id`), verifies it, and
- * returns the exit status (0 within bounds, 1 a mismatch, 2 bad arguments or no NPU). `--help`
- * prints the usage and returns 0.
+ * returns the exit status (0 within bounds and repeatable, 1 a mismatch or a repeat mismatch, 2 bad
+ * arguments or no NPU). `--help` prints the usage and returns 0.
  *
  * @param args The command-line arguments, without the program name.
  * @returns The exit status.
@@ -52,7 +56,7 @@ export async function main(args: readonly string[]): Promise<number> {
   }
   console.log(`verifying ${npu.name} against the device reference (seed ${options.seed})`);
   const summary = await verifyDevice(npu, options, console.log);
-  return summary.failures === 0 ? 0 : 1;
+  return summary.failures === 0 && summary.repeatMismatches === 0 ? 0 : 1;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -17,7 +17,8 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
-import { ascendPlan, type AscendTarget } from "../../src/rules/numerics.ts";
+import type { AscendTarget } from "../../src/rules/numerics.ts";
+import { deterministicRouteOf } from "../../src/rules/support.ts";
 import { assertMatchesModelOf, deviceCaseOf } from "../support/device_model.ts";
 import { deviceTarget } from "../support/device_match.ts";
 import {
@@ -228,15 +229,22 @@ async function runOn(
   }
 }
 
-// Whether the NPU's kernel for cfg adds in an order nothing fixes (support.ts refuses it then).
-function orderDependentOn(npu: Device, cfg: Config): boolean {
+// Whether deterministic mode refuses cfg on the NPU: its kernel adds in an order nothing fixes and
+// no deterministic route covers it (support.ts).
+function refusedOn(npu: Device, cfg: Config): boolean {
   if (cfg.op !== "bilinear2d") return false;
   const target: AscendTarget = {
     generation: npu.generation ?? "a2",
     bilinearApi: "v2",
     fma: true,
   };
-  return ascendPlan({ ...cfg, deterministic: true }, target).orderDependent;
+  try {
+    deterministicRouteOf({ ...cfg, deterministic: true }, target, { warnOnly: false });
+    return false;
+  } catch (error) {
+    if (error instanceof NondeterministicKernelError) return true;
+    throw error;
+  }
 }
 
 const describe = (cfg: Config, index: number): string =>
@@ -286,8 +294,8 @@ EMULATED_LANE.test("differential: random valid configurations on the CPU (PyTorc
       await assert.rejects(() => runOn(npu, cfg, cfg.gradLayout[1]), /161002/, what);
       continue;
     }
-    if (cfg.deterministic && orderDependentOn(npu, cfg)) {
-      // Deterministic mode asked of a kernel that adds in a free order: refused before the device.
+    if (cfg.deterministic && refusedOn(npu, cfg)) {
+      // Deterministic mode asked of a kernel that adds in a free order, no route: refused first.
       await assert.rejects(
         () => runOn(npu, cfg, cfg.gradLayout[1]),
         NondeterministicKernelError,

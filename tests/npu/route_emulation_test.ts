@@ -175,7 +175,7 @@ for (const { toolkit, libDir, dtype } of RUNS) {
     name: `route emulation: ${dtype} on ${SOC} ${toolkit}: one bit pattern over ${SEEDS} seeds, ` +
       `the reference's`,
     ignore: IGNORE,
-    async fn(t) {
+    async fn(t): Promise<void> {
       using npu = openNpu(libDir);
       using reference = Device.open({ backend: "cpu", numerics: "device", soc: SOC });
       const info = socInfo(SOC)!;
@@ -241,7 +241,7 @@ for (const { toolkit, libDir, dtype } of RUNS) {
 Deno.test({
   name: `route emulation: deterministic off still runs the single order-dependent launch on ${SOC}`,
   ignore: IGNORE,
-  async fn() {
+  async fn(): Promise<void> {
     using npu = openNpu();
     const c: Case = { name: "16x400 -> 8x200", inHW: [8, 200], outHW: [16, 400], nc: [1, 1] };
     const values = gradient(c, 11);
@@ -261,7 +261,7 @@ Deno.test({
 Deno.test({
   name: `route emulation: intermediates counted, freed, refused up front on ${SOC}`,
   ignore: IGNORE,
-  async fn() {
+  async fn(): Promise<void> {
     using npu = openNpu();
     const c = CASES[0];
     const route = routeOf(c, "float16");
@@ -317,7 +317,7 @@ function failNth(device: Device, name: string, nth: number): () => void {
 Deno.test({
   name: `route emulation: a fault in either pass leaks nothing and leaves out untouched on ${SOC}`,
   ignore: IGNORE,
-  async fn(t) {
+  async fn(t): Promise<void> {
     using npu = openNpu();
     const c = CASES[0];
     const { inputSize, outputSize } = sizes(c);
@@ -359,7 +359,7 @@ Deno.test({
 Deno.test({
   name: `route emulation: an infinite gradient gives the route's NaN set on ${SOC}`,
   ignore: IGNORE,
-  async fn() {
+  async fn(): Promise<void> {
     using npu = openNpu();
     using reference = Device.open({ backend: "cpu", numerics: "device", soc: SOC });
     const c = CASES[0];

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { Device } from "../../mod.ts";
 import { checkFromError, exitCodeOf, formatReport, splitFix } from "../../cli/doctor/report.ts";
 import { compareCheck, smokeChecks } from "../../cli/doctor/smoke.ts";
+import { deterministicChecks } from "../../cli/doctor/deterministic.ts";
 import {
   type ChildResult,
   makeToolkit,
@@ -17,6 +18,7 @@ import {
   emu,
   EMU_DIR,
   EMU_NO_V2_DIR,
+  EMU_OLD_RUNTIME_DIR,
   EMU_SPLIT_DIR,
   EMU_TORCH_MAP_DIR,
   EMULATED_LANE,
@@ -77,7 +79,7 @@ Deno.test("doctor: the emulation installed as a CANN toolkit is found and every 
   }
 });
 
-Deno.test("doctor: a CANN without V2 bilinear, and the split operator library, through ACLNN_LIB_DIR", async () => {
+Deno.test("doctor: a CANN without V2 bilinear, the split operator library, and an old runtime, through ACLNN_LIB_DIR", async () => {
   const v1 = await doctor({ ACLNN_LIB_DIR: EMU_NO_V2_DIR });
   assert.equal(v1.code, 0, v1.stdout);
   assert.match(v1.stdout, /\(ACLNN_LIB_DIR given: no other place is searched\)/);
@@ -89,7 +91,26 @@ Deno.test("doctor: a CANN without V2 bilinear, and the split operator library, t
     v1.stdout,
     /\[warn\] ASCEND_OPP_PATH is not set\n {7}fix: source your CANN's set_env\.sh/,
   );
+  // V1 runs the TBE kernel without a scale: deterministic mode's representative call takes none.
+  assert.match(
+    v1.stdout,
+    /\[info\] deterministic mode, upsampleBilinear2dBackward \[1,8,64,64\] from \[128,128\] float32: deterministic route \(two launches: /,
+  );
   assertFixes(v1.stdout);
+  // A runtime without the switch: deterministic mode is not available, said once per op.
+  const old = await doctor({ ACLNN_LIB_DIR: EMU_OLD_RUNTIME_DIR });
+  assert.match(
+    old.stdout,
+    /\[warn\] deterministic option: MissingSymbolError: .*aclrtCtxSetSysParamOpt/,
+  );
+  assert.equal(
+    old.stdout.match(
+      /deterministic mode, \S+ .*: not available: this runtime cannot turn the mode on/g,
+    )
+      ?.length,
+    3,
+    old.stdout,
+  );
   const split = await doctor({ ACLNN_LIB_DIR: EMU_SPLIT_DIR });
   assert.equal(split.code, 0, split.stdout);
   assert.match(split.stdout, /split\/?\/libopapi_cv\.so/);
@@ -188,4 +209,42 @@ EMULATED_LANE.test("doctor: a failing op is reported with its fix, and one diffe
   const check = checkFromError("fail", "x", new RangeError("bad\nfix: good"), "other");
   assert.equal(check.fix, "good");
   assert.equal(formatReport([check]), "[FAIL] x: RangeError: bad\n       fix: good");
+});
+
+Deno.test("doctor: deterministic mode's lines name a refusal and its fix, per what the CANN lacks", () => {
+  const titles = (checks: ReturnType<typeof deterministicChecks>): string[] =>
+    checks.map((check) => `${check.status} ${check.title.replace(/^.*?: /, "")}`);
+  // Every API there: A2/A3's one-scale call takes the route, the 910's call too.
+  assert.deepEqual(titles(deterministicChecks("a2")), [
+    "info native kernel (UpsampleNearestExact2dGrad)",
+    "info native kernel (UpsampleNearestExact2dGrad)",
+    "info deterministic route (two launches: ResizeBilinearV2Grad5HD.MODE6, " +
+    "ResizeBilinearV2Grad5HD.MODE6)",
+  ]);
+  // A CANN without V1, through which the route's passes launch: the 910's call is refused.
+  const noV1 = deterministicChecks("910", {
+    bilinearApi: "v2",
+    missingApi: () => "aclnnUpsampleBilinear2dBackward",
+  });
+  assert.equal(noV1[2].status, "warn");
+  assert.match(
+    noV1[2].title,
+    /\[1,8,64,64\] from \[128,128\] float32: refused \(ResizeBilinearV2Grad5HD\.MODE5 adds in a free order, and this CANN lacks aclnnUpsampleBilinear2dBackward, which the deterministic route needs\)$/,
+  );
+  assert.match(
+    noV1[2].fix!,
+    /install a CANN whose operator libraries have aclnnUpsampleBilinear2dBackward/,
+  );
+  assertFixes(formatReport(noV1));
+  // A CANN that cannot run the call at all, and a runtime without the switch.
+  const noOp = deterministicChecks("a2", {
+    bilinearApi: "v2",
+    checkOp: (call) => {
+      if (call.op === "nearestExact1d") throw new TypeError("no 1d operator");
+    },
+  });
+  assert.match(noOp[0].title, /: not run by this CANN$/);
+  assert.deepEqual(noOp[0].detail, ["TypeError: no 1d operator"]);
+  const off = deterministicChecks("950", { bilinearApi: "v2", unavailable: "no switch" });
+  assert.ok(off.every((check) => /: not available: /.test(check.title)));
 });

@@ -2,8 +2,11 @@
 // as an Atlas A2 (Ascend910B3), an Ascend 950 (Ascend950PR_9599), an Atlas training series
 // (Ascend910A) or inference series (Ascend310P3) SoC (ACLEMU_SOC is read once per process). verify
 // passes against its own family's reference and fails against another's (--soc); an unknown SoC is
-// reported with A2/A3 assumed, one of another arch refused; doctor names the family, per op support
-// and determinism, and the contraction probe's answer (both ACLEMU_FMA / ACLEMU_TBE_FMA settings).
+// reported with A2/A3 assumed, one of another arch refused; its repeatability check in deterministic
+// mode passes on each family and fails where the emulation's planted zero-weight fault makes the
+// deterministic route order-dependent; doctor names the family, per op support and determinism, what
+// deterministic mode runs per op, and the contraction probe's answer (both ACLEMU_FMA /
+// ACLEMU_TBE_FMA settings).
 
 import assert from "node:assert/strict";
 import { EMU_DIR, EMULATED_LANE } from "../support/helpers.ts";
@@ -24,6 +27,7 @@ async function run(
       "ACLEMU_FMA",
       "ACLEMU_TBE_FMA",
       "ACLEMU_ATOMIC_SEED",
+      "ACLEMU_TBE_ZERO_WEIGHT_FAULT",
       "ACLNN_LIB_DIR",
     ]
   ) {
@@ -72,19 +76,66 @@ Deno.test({
       new RegExp(`reference: ${family} rules \\(the runtime's SoC: ${soc} is NpuArch`),
     );
     const tbeOnly = soc === A910 || soc === A310P;
+    // 40 seeded configurations and the 3 deterministic ones that reach the route.
     if (tbeOnly) {
-      const skipped = text.match(/(\d+) of 40 configurations skipped: the .* does not run them/);
+      const skipped = text.match(/(\d+) of 43 configurations skipped: the .* does not run them/);
       assert.ok(skipped !== null, text);
-      const ran = 40 - Number(skipped[1]);
+      const ran = 43 - Number(skipped[1]);
       assert.ok(ran >= 5, text);
       assert.match(
         text,
         new RegExp(`${ran} configurations on .*: ${ran} match the device reference`),
       );
     } else {
-      assert.match(text, /40 configurations on .*: 40 match the device reference/);
+      assert.match(text, /43 configurations on .*: 43 match the device reference/);
     }
+    // Every deterministic configuration twice, with two atomic-order seeds: the same bits.
+    const repeats = text.match(
+      /repeatability in deterministic mode: (\d+) configurations run twice \(the emulation with two atomic-order seeds\), 0 gave different bits/,
+    );
+    assert.ok(repeats !== null, text);
+    assert.ok(Number(repeats[1]) >= (tbeOnly ? 3 : 8), text);
+    assert.doesNotMatch(text, /REPEAT MISMATCH|SKIPPED/);
   }
+});
+
+Deno.test({
+  name:
+    "verify: the repeatability check fails where the planted fault makes the route order-dependent",
+  ignore,
+}, async () => {
+  // ACLEMU_TBE_ZERO_WEIGHT_FAULT gives the route's zero-weight rows a weight: in the H pass of the
+  // 1100-row image (tiling mode 6), the cells where two windows overlap then take 4 partial sums
+  // from 2 cores, whose order the emulation draws from the atomic seed.
+  const fault = { ACLEMU_TBE_ZERO_WEIGHT_FAULT: "1" };
+  const args = ["--cases", "1", "--dtype", "float32"]; // the nearest-exact case is skipped
+  const { code, text } = await run("verify", A910, args, fault);
+  assert.equal(code, 1, text);
+  const wide = "bilinear2d float32 inputSize \\[1, 4, 1100, 32\\] outputSize \\[1200, 64\\] " +
+    "scales \\[0, 2\\] alignCorners false \\(route, deterministic\\)";
+  const bits = "\\S+ \\(0x[0-9a-f]{8}\\)";
+  assert.match(
+    text,
+    new RegExp(
+      `^REPEAT MISMATCH ${wide}: [1-9]\\d* of 140800 elements differ between two runs in ` +
+        `deterministic mode, e\\.g\\. \\[0, \\d, \\d+, \\d+\\]: ${bits} then ${bits}\n` +
+        ` {2}\\(the emulation's atomic-order seeds \\(aclemuSetAtomicSeed\\) 0x5eed\\w+, ` +
+        `then 0x5eed\\w+\\)$`,
+      "m",
+    ),
+  );
+  // Only that call: the other route calls' passes stay order-independent under the fault.
+  assert.equal(text.match(/^REPEAT MISMATCH /gm)?.length, 1, text);
+  assert.match(
+    text,
+    /repeatability in deterministic mode: 3 configurations run twice .*, 1 gave different bits \(REPEAT MISMATCH above\)/,
+  );
+  // --no-repeat skips the check (the fault still moves the values off the reference).
+  const skipped = await run("verify", A910, [...args, "--no-repeat"], fault);
+  assert.equal(skipped.code, 1, skipped.text);
+  assert.doesNotMatch(skipped.text, /REPEAT MISMATCH/);
+  assert.match(skipped.text, /repeatability in deterministic mode: not checked \(--no-repeat\)/);
+  assert.match(skipped.text, /^MISMATCH bilinear2d float32 inputSize \[1, 4, 1100, 32\]/m);
 });
 
 Deno.test({
@@ -123,7 +174,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "doctor: names the family, per op support and determinism, and the contraction probe",
+  name:
+    "doctor: names the family, per op support and determinism, what deterministic mode runs per op, and the contraction probe",
   ignore,
 }, async () => {
   for (const [soc, family] of FAMILIES) {
@@ -139,6 +191,34 @@ Deno.test({
       } else {
         assert.match(text, /nearest-exact 1d\/2d: supported; deterministic flag: no kernel change/);
       }
+      // What deterministic mode runs, per op, for a representative call.
+      const mode = (op: string, call: string, what: string, scale = ""): RegExp =>
+        new RegExp(
+          `^\\[info\\] deterministic mode, upsample${op}Backward ${call} float32${scale}: ${what}$`,
+          "m",
+        );
+      const nearest = tbeOnly
+        ? "not supported on this family \\(the library refuses the call before the device\\)"
+        : `native kernel \\(UpsampleNearestExact2dGrad${a950 ? "\\.SIMT" : ""}\\)`;
+      assert.match(text, mode("NearestExact1d", "\\[1,8,64\\] from \\[128\\]", nearest));
+      assert.match(text, mode("NearestExact2d", "\\[1,8,64,64\\] from \\[128,128\\]", nearest));
+      const tbe = `ResizeBilinearV2Grad5HD\\.MODE${soc === A2 ? 6 : 5}`;
+      assert.match(
+        text,
+        a950
+          ? mode(
+            "Bilinear2d",
+            "\\[1,8,128,128\\] from \\[64,64\\]",
+            "flag-switched kernel \\(ResizeBilinearV2Grad\\.SIMT_NCHW_DETERMINE; with the flag " +
+              "off: ResizeBilinearV2Grad\\.SIMT_NCHW\\)",
+          )
+          : mode(
+            "Bilinear2d",
+            "\\[1,8,64,64\\] from \\[128,128\\]",
+            `deterministic route \\(two launches: ${tbe}, ${tbe}\\)`,
+            soc === A2 ? " scalesH 2" : "", // A2/A3: one scale, so V2 falls back to the TBE kernel
+          ),
+      );
       if (soc === A2) assert.match(text, /V1 and V2's fallback .*mode 6 here: no L1/);
       if (a950) {
         assert.match(text, /bilinear: supported; deterministic flag: changes the kernel/);
