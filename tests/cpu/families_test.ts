@@ -26,6 +26,8 @@ import { ascendPlan, type AscendTarget } from "../../src/rules/numerics.ts";
 import { SOC_ROWS } from "../../src/rules/soc_table_data.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
 import { compareWithDevice } from "../../src/rules/bound.ts";
+import { deterministicRoute } from "../../src/rules/route.ts";
+import { deterministicRouteOf } from "../../src/rules/support.ts";
 import { resize5hdModel, SOC_5HD } from "../support/resize5hd_model.ts";
 
 const SOCS = {
@@ -367,4 +369,60 @@ Deno.test("TBE mode 6 drops the columns the independent model drops; the referen
     scalesH: 1,
   });
   assert.deepEqual(kept.shape, [1, 1, 2, 1534]);
+});
+
+Deno.test("deterministic mode: random order-dependent calls take a route of H-unchanged passes; only column loss refuses", () => {
+  const random = seededRandom(0xde7);
+  const int = (lo: number, hi: number): number => lo + Math.floor(random() * (hi - lo + 1));
+  for (
+    const target of [
+      { generation: "a2", bilinearApi: "v2", fma: true },
+      { generation: "a2", bilinearApi: "v1", fma: true },
+      { generation: "910", bilinearApi: "v1", fma: true },
+      { generation: "310p", bilinearApi: "v1", fma: true, tbeFma: true },
+    ] as const
+  ) {
+    let routed = 0;
+    for (let k = 0; k < 400; k++) {
+      const wide = random() < 0.2;
+      const call = {
+        op: "bilinear2d" as const,
+        dtype: random() < 0.5 ? "float16" as const : "float32" as const,
+        inputSize: [1, int(1, 4), int(1, 300), wide ? int(700, 2200) : int(1, 300)],
+        outputSize: [int(1, 300), wide ? int(700, 2200) : int(1, 300)],
+        scales: [random() < 0.5 ? 1.5 : 0, 0],
+        alignCorners: random() < 0.3,
+        deterministic: true,
+      };
+      const what = JSON.stringify({ ...call, target });
+      const plan = ascendPlan(call, target);
+      const choice = deterministicRoute(call, target.generation, target.tbeFma ?? false);
+      let route;
+      try {
+        route = deterministicRouteOf(call, target, { warnOnly: false });
+      } catch (error) {
+        assert.ok(error instanceof NondeterministicKernelError, what);
+        assert.ok(plan.orderDependent && choice.refusal !== null, what);
+        continue;
+      }
+      assert.equal(route !== null, plan.orderDependent, what);
+      if (route === null) continue;
+      routed++;
+      const [, , inH, inW] = call.inputSize;
+      const [outH, outW] = call.outputSize;
+      assert.equal(route.passes.at(-1)!.axis, "h", what);
+      for (const pass of route.passes) {
+        // Each pass keeps its rows: the W pass Ho, the H pass Wi; its columns are the other sizes.
+        const [rows, inCols, outCols] = pass.axis === "w" ? [outH, inW, outW] : [inW, inH, outH];
+        assert.deepEqual([pass.rows, pass.inCols, pass.outCols], [rows, inCols, outCols], what);
+        assert.ok([4, 5, 6].includes(pass.mode), `${what}: mode ${pass.mode}`);
+        assert.equal(
+          pass.mode,
+          tilingMode5hd([rows, inCols], [rows, outCols], tbe5hdSpec(target.generation)),
+        );
+      }
+      assert.equal(route.kernels.length, route.passes.length + (call.dtype === "float32" ? 0 : 2));
+    }
+    assert.ok(routed >= 40, `${target.generation} ${target.bilinearApi}: ${routed} routed`);
+  }
 });

@@ -29,6 +29,7 @@ import {
   emuLastKernel,
   EMULATED_LANE,
   emuSetAtomicSeed,
+  emuSetTbeFma,
 } from "../support/helpers.ts";
 import { routeModel } from "../support/route_model.ts";
 import { soc5hdFromIni } from "../support/resize5hd_model.ts";
@@ -376,5 +377,29 @@ Deno.test({
     }
     const extra = route.filter((v, i) => Number.isNaN(v) && Number.isFinite(single[i])).length;
     assert.ok(extra > 0, "the route's zero-weight terms add NaN cells");
+  },
+});
+
+Deno.test({
+  name: `route emulation: contracted (ACLEMU_TBE_FMA) equals the reference's tbeFma on ${SOC}`,
+  ignore: IGNORE,
+  async fn(): Promise<void> {
+    using npu = openNpu();
+    using reference = Device.open({ backend: "cpu", numerics: "device", soc: SOC, tbeFma: true });
+    using rounding = Device.open({ backend: "cpu", numerics: "device", soc: SOC });
+    let differs = 0;
+    try {
+      for (const c of CASES) {
+        emu().aclemuResetFaults();
+        emuSetTbeFma(1);
+        const values = gradient(c, 17);
+        const result = await runOn(npu, c, values, "float32", true);
+        assertBitEqual(result, await runOn(reference, c, values, "float32", true), c.name);
+        if (bits(result) !== bits(await runOn(rounding, c, values, "float32", true))) differs++;
+      }
+    } finally {
+      emuSetTbeFma(-1);
+    }
+    assert.ok(differs > 0, "the contraction changed no result: the comparison shows nothing");
   },
 });
