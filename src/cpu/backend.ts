@@ -35,7 +35,7 @@ import { type DeterministicOptions, deterministicRouteOf } from "../rules/suppor
 import { tbe5hdSpec } from "../rules/ascend_5hd.ts";
 import type { DeterministicRoute } from "../rules/route.ts";
 import { runRouteCpu } from "./route_cpu.ts";
-import type { StridedArray } from "./types.ts";
+import type { BilinearBackwardArgs, StridedArray } from "./types.ts";
 import {
   bilinear2dBackwardCpu,
   nearestExact1dBackwardCpu,
@@ -285,15 +285,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
     const generation = this.ascend.generation;
     try {
       if (generation === "950") throw new TypeError("the Ascend 950 has no TBE route");
-      const args = {
-        gradOutput: strided(call.gradOutput),
-        out: strided(call.out),
-        inputSize: call.inputSize,
-        outputSize: call.outputSize,
-        scales: call.scales,
-        alignCorners: call.alignCorners,
-      };
-      runRouteCpu(args, route, tbe5hdSpec(generation), this.ascend.tbeFma ?? false);
+      runRouteCpu(kernelArgs(call), route, tbe5hdSpec(generation), this.ascend.tbeFma ?? false);
     } catch (error) {
       if (direct) throw error;
       this.#failure ??= error;
@@ -350,17 +342,10 @@ export class CpuBackend implements Backend<CpuBuffer> {
   #launchHere(call: UpsampleCall<CpuBuffer>): void {
     if (this.#kernels !== null && launchWasm(this.#kernels, call, this.threads)) return;
     // Views are taken after launchWasm, which may have grown the memory.
-    const args = {
-      gradOutput: strided(call.gradOutput),
-      out: strided(call.out),
-      inputSize: call.inputSize,
-      outputSize: call.outputSize,
-      scales: call.scales,
-      rule: call.rule,
-    };
+    const args = kernelArgs(call);
     if (call.op === "nearestExact1d") nearestExact1dBackwardCpu(args);
     else if (call.op === "nearestExact2d") nearestExact2dBackwardCpu(args);
-    else bilinear2dBackwardCpu({ ...args, alignCorners: call.alignCorners });
+    else bilinear2dBackwardCpu(args);
   }
 
   /** The CPU kernels are deterministic whatever the mode. */
@@ -397,6 +382,19 @@ export class CpuBackend implements Backend<CpuBuffer> {
     this.#scheduler?.close();
     for (const task of this.#queue.clear()) task();
   }
+}
+
+// The TypeScript kernels' arguments: the call's views over the buffers as they are now.
+function kernelArgs(call: UpsampleCall<CpuBuffer>): BilinearBackwardArgs {
+  return {
+    gradOutput: strided(call.gradOutput),
+    out: strided(call.out),
+    inputSize: call.inputSize,
+    outputSize: call.outputSize,
+    scales: call.scales,
+    rule: call.rule,
+    alignCorners: call.alignCorners,
+  };
 }
 
 function strided(view: StorageView<CpuBuffer>): StridedArray {

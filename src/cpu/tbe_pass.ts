@@ -12,7 +12,7 @@
  * @module
  */
 
-import { mulAddF32 } from "../rules/float32.ts";
+import { fmaF32 } from "../rules/float32.ts";
 import { linear5hdTable, type Tbe5hdSpec } from "../rules/ascend_5hd.ts";
 import type { RoutePass } from "../rules/route.ts";
 import type { LinearTable } from "../rules/pytorch.ts";
@@ -50,11 +50,18 @@ export function tbePass(
   const table = linear5hdTable(inCols, outCols, alignCorners, fma && mode !== 5);
   const result = new Float32Array(planes * rows * inCols);
   const count = mode === 5 ? segmentCounts(table.i0, outCols, inCols) : null;
+  const axpy = fma ? fmaF32 : roundedAxpy;
+  const rowCells = Math.max(inCols, spec.tensorC / 2);
+  const scratch: Scratch = {
+    ub: new Float32Array(rowCells),
+    ub2: new Float32Array(rowCells),
+    terms: new Float32Array(4 * MODE5_CHUNK),
+  };
   for (let p = 0; p < planes; p++) {
     const g = grad.subarray(p * rows * outCols, (p + 1) * rows * outCols);
     const out = result.subarray(p * rows * inCols, (p + 1) * rows * inCols);
     if (mode === 4) {
-      smallInOut(g, out, rows, inCols, outCols, table, fma);
+      smallInOut(g, out, rows, inCols, outCols, table, axpy);
       continue;
     }
     if (mode !== 5 && mode !== 6) throw new RangeError(`tbePass: tiling mode ${mode} in a route`);
@@ -68,14 +75,28 @@ export function tbePass(
       };
       // A finite row's zero-weight partials (ub2) are all +0: adding them changes nothing.
       const below2 = finiteRow(gRow, 0, outCols) ? -1 : below;
-      if (mode === 5) mode5Row(gRow, inCols, outCols, table, count!, h, below2, flush);
-      else mode6Row(gRow, inCols, outCols, table, spec, fma, h, below2, flush);
+      if (mode === 5) mode5Row(gRow, inCols, outCols, table, count!, scratch, h, below2, flush);
+      else mode6Row(gRow, inCols, outCols, table, spec, axpy, scratch, h, below2, flush);
     }
   }
   return result;
 }
 
 type Flush = (row: number, start: number, values: Float32Array, n: number) => void;
+
+// The unified-buffer rows (and mode 5's products), reused row after row.
+interface Scratch {
+  readonly ub: Float32Array;
+  readonly ub2: Float32Array;
+  readonly terms: Float32Array;
+}
+
+// vec_axpy, `acc + g * w`: fused (fmaF32, one rounding) or each step rounded.
+type Axpy = (g: number, w: number, acc: number) => number;
+
+function roundedAxpy(g: number, w: number, acc: number): number {
+  return f(f(g * w) + acc);
+}
 
 // Mode 4 (small_in_out -> small_in_loop): the plane in UB, zeroed; gradient cells in row-major
 // order, vec_axpy of hl*wl, hl*wr, hr*wl, hr*wr (scalar products, rounded) into the four cells.
@@ -86,7 +107,7 @@ function smallInOut(
   inCols: number,
   outCols: number,
   t: LinearTable,
-  fma: boolean,
+  axpy: Axpy,
 ): void {
   for (let h = 0; h < rows; h++) {
     const below = (h < rows - 1 ? h + 1 : h) * inCols;
@@ -95,11 +116,11 @@ function smallInOut(
       const gv = g[h * outCols + j];
       const c0 = t.i0[j], c1 = t.i1[j];
       const o00 = h * inCols + c0, o01 = h * inCols + c1;
-      out[o00] = mulAddF32(gv, f(HL * t.l0[j]), out[o00], fma);
-      out[o01] = mulAddF32(gv, f(HL * t.l1[j]), out[o01], fma);
+      out[o00] = axpy(gv, f(HL * t.l0[j]), out[o00]);
+      out[o01] = axpy(gv, f(HL * t.l1[j]), out[o01]);
       if (!zeros) continue; // g * 0 = +-0 leaves every sum as it is (none is -0)
-      out[below + c0] = mulAddF32(gv, f(HR * t.l0[j]), out[below + c0], fma);
-      out[below + c1] = mulAddF32(gv, f(HR * t.l1[j]), out[below + c1], fma);
+      out[below + c0] = axpy(gv, f(HR * t.l0[j]), out[below + c0]);
+      out[below + c1] = axpy(gv, f(HR * t.l1[j]), out[below + c1]);
     }
   }
 }
@@ -140,12 +161,14 @@ function mode5Row(
   outCols: number,
   t: LinearTable,
   count: Int32Array,
+  scratch: Scratch,
   h: number,
   below: number,
   flush: Flush,
 ): void {
-  const ub = new Float32Array(inCols), ub2 = new Float32Array(inCols);
-  const terms = new Float32Array(4 * MODE5_CHUNK);
+  const ub = scratch.ub.fill(0, 0, inCols), ub2 = scratch.ub2.fill(0, 0, inCols);
+  const terms = scratch.terms;
+  const zeros = below >= 0; // else ub2's terms are exact zeros nobody adds (see tbePass)
   const chunks = Math.ceil(outCols / MODE5_CHUNK);
   let segment = 0;
   for (let k = 0; k < chunks; k++) {
@@ -155,6 +178,7 @@ function mode5Row(
       const gv = gRow[first + q];
       terms[4 * q] = f(f(t.l0[first + q] * HL) * gv);
       terms[4 * q + 1] = f(f(t.l1[first + q] * HL) * gv);
+      if (!zeros) continue;
       terms[4 * q + 2] = f(f(t.l0[first + q] * HR) * gv);
       terms[4 * q + 3] = f(f(t.l1[first + q] * HR) * gv);
     }
@@ -163,22 +187,50 @@ function mode5Row(
     for (let cell = t.i0[first]; cell < end; cell++, segment++) {
       const q1 = q0 + count[segment];
       if (cell < inCols - 1) {
-        for (let q = q0; q < q1; q++) {
-          ub[cell] = f(ub[cell] + terms[4 * q]);
-          ub[cell + 1] = f(ub[cell + 1] + terms[4 * q + 1]);
-          ub2[cell] = f(ub2[cell] + terms[4 * q + 2]);
-          ub2[cell + 1] = f(ub2[cell + 1] + terms[4 * q + 3]);
-        }
+        addTerms(ub, cell, terms, q0, q1, 0);
+        if (zeros) addTerms(ub2, cell, terms, q0, q1, 2);
       } else {
-        for (const [buffer, term] of [[ub, 0], [ub, 1], [ub2, 2], [ub2, 3]] as const) {
-          for (let q = q0; q < q1; q++) buffer[cell] = f(buffer[cell] + terms[4 * q + term]);
-        }
+        addLast(ub, cell, terms, q0, q1, 0);
+        if (zeros) addLast(ub2, cell, terms, q0, q1, 2);
       }
       q0 = q1;
     }
   }
   flush(h, 0, ub, inCols);
   flush(below, 0, ub2, inCols);
+}
+
+// One segment's vec_add: per column, its l-term into `cell` and its r-term into `cell + 1`.
+function addTerms(
+  row: Float32Array,
+  cell: number,
+  terms: Float32Array,
+  q0: number,
+  q1: number,
+  first: number,
+): void {
+  let left = row[cell], right = row[cell + 1];
+  for (let q = q0; q < q1; q++) {
+    left = f(left + terms[4 * q + first]);
+    right = f(right + terms[4 * q + first + 1]);
+  }
+  row[cell] = left;
+  row[cell + 1] = right;
+}
+
+// The last image column: the segment's l-terms, then its r-terms, into the same cell.
+function addLast(
+  row: Float32Array,
+  cell: number,
+  terms: Float32Array,
+  q0: number,
+  q1: number,
+  first: number,
+): void {
+  let sum = row[cell];
+  for (let q = q0; q < q1; q++) sum = f(sum + terms[4 * q + first]);
+  for (let q = q0; q < q1; q++) sum = f(sum + terms[4 * q + first + 1]);
+  row[cell] = sum;
 }
 
 // Mode 6 (normal_big: big_in_loop2 / big_in_loop, calculate_grad): per column, vec_axpy into the
@@ -193,7 +245,8 @@ function mode6Row(
   outCols: number,
   t: LinearTable,
   spec: Tbe5hdSpec,
-  fma: boolean,
+  axpy: Axpy,
+  scratch: Scratch,
   h: number,
   below: number,
   flush: Flush,
@@ -202,7 +255,7 @@ function mode6Row(
   const windowed = inCols >= half;
   const u = half - 1;
   const size = windowed ? u + 1 : inCols;
-  const ub = new Float32Array(size), ub2 = new Float32Array(size);
+  const ub = scratch.ub.subarray(0, size).fill(0), ub2 = scratch.ub2.subarray(0, size).fill(0);
   const emit = (start: number, n: number): void => {
     flush(h, start, ub, n);
     flush(below, start, ub2, n);
@@ -223,13 +276,14 @@ function mode6Row(
         }
         slot = cell !== 0 && cell % u === 0 && stride === 0 ? u : cell % u;
       }
-      const gv = gRow[j];
-      ub[slot] = mulAddF32(gv, f(HL * t.l0[j]), ub[slot], fma);
-      ub[slot + stride] = mulAddF32(gv, f(HL * t.l1[j]), ub[slot + stride], fma);
-      ub2[slot] = mulAddF32(gv, f(HR * t.l0[j]), ub2[slot], fma);
-      ub2[slot + stride] = mulAddF32(gv, f(HR * t.l1[j]), ub2[slot + stride], fma);
       lastCell = cell;
       lastStride = stride;
+      const gv = gRow[j];
+      ub[slot] = axpy(gv, f(HL * t.l0[j]), ub[slot]);
+      ub[slot + stride] = axpy(gv, f(HL * t.l1[j]), ub[slot + stride]);
+      if (below < 0) continue; // ub2's terms are exact zeros nobody adds (see tbePass)
+      ub2[slot] = axpy(gv, f(HR * t.l0[j]), ub2[slot]);
+      ub2[slot + stride] = axpy(gv, f(HR * t.l1[j]), ub2[slot + stride]);
     }
     if (windowed) emit(windowStart, lastCell + 1 + lastStride - windowStart);
   }
