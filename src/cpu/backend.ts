@@ -32,7 +32,6 @@ import {
   type Numerics,
 } from "../rules/numerics.ts";
 import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
-import { tbe5hdSpec } from "../rules/ascend_5hd.ts";
 import type { DeterministicRoute } from "../rules/route.ts";
 import { runRouteCpu } from "./route_cpu.ts";
 import type { BilinearBackwardArgs, StridedArray } from "./types.ts";
@@ -282,10 +281,8 @@ export class CpuBackend implements Backend<CpuBuffer> {
 
   #runRoute(call: UpsampleCall<CpuBuffer>, route: DeterministicRoute, direct: boolean): void {
     if (this.#closed) return;
-    const generation = this.ascend.generation;
     try {
-      if (generation === "950") throw new TypeError("the Ascend 950 has no TBE route");
-      runRouteCpu(kernelArgs(call), route, tbe5hdSpec(generation), this.ascend.tbeFma ?? false);
+      runRouteCpu(kernelArgs(call), route);
     } catch (error) {
       if (direct) throw error;
       this.#failure ??= error;

@@ -7,7 +7,6 @@
  * @module
  */
 
-import type { Tbe5hdSpec } from "../rules/ascend_5hd.ts";
 import type { DeterministicRoute } from "../rules/route.ts";
 import { RowReader, RowWriter } from "./strided.ts";
 import { tbePass } from "./tbe_pass.ts";
@@ -19,7 +18,6 @@ import type { BilinearBackwardArgs } from "./types.ts";
  * @example
  * ```ts
  * import { deterministicRoute } from "../rules/route.ts";
- * import { tbe5hdSpec } from "../rules/ascend_5hd.ts";
  * import { runRouteCpu } from "./route_cpu.ts";
  * const call = { op: "bilinear2d", dtype: "float32", inputSize: [1, 1, 2, 2], outputSize: [4, 4], scales: [0, 0], alignCorners: false } as const;
  * const { route } = deterministicRoute(call, "910", false);
@@ -28,15 +26,10 @@ import type { BilinearBackwardArgs } from "./types.ts";
  *   gradOutput: { data: new Float32Array(16).fill(1), dtype: "float32", strides: [16, 16, 4, 1], offset: 0 },
  *   out: { data: out, dtype: "float32", strides: [4, 4, 2, 1], offset: 0 },
  *   inputSize: call.inputSize, outputSize: call.outputSize, scales: [0, 0], alignCorners: false,
- * }, route!, tbe5hdSpec("910"), false); // out: [4, 4, 4, 4]
+ * }, route!); // out: [4, 4, 4, 4]
  * ```
  */
-export function runRouteCpu(
-  args: BilinearBackwardArgs,
-  route: DeterministicRoute,
-  spec: Tbe5hdSpec,
-  fma: boolean,
-): void {
+export function runRouteCpu(args: BilinearBackwardArgs, route: DeterministicRoute): void {
   const [n, c, inH, inW] = args.inputSize;
   const [outH, outW] = args.outputSize;
   const planes = n * c;
@@ -47,7 +40,7 @@ export function runRouteCpu(
       cells = transposePlanes(cells, planes, rows, cols);
       [rows, cols] = [cols, rows];
     }
-    cells = tbePass(cells, planes, pass, args.alignCorners, spec, fma);
+    cells = tbePass(cells, planes, pass, args.alignCorners, route.spec, route.fma);
     cols = pass.inCols;
   }
   // The H pass always runs (a route exists only where the heights differ): cells are [Wi, Hi].

@@ -29,6 +29,7 @@ import {
   kernelName5hd,
   linear5hdTable,
   losesColumns5hd,
+  type Tbe5hdSpec,
   tbe5hdSpec,
   type TilingMode5hd,
   tilingMode5hd,
@@ -63,6 +64,10 @@ export interface DeterministicRoute {
   readonly cast: boolean;
   /** Every kernel launched, in order (`"Cast"` and the passes' kernels). */
   readonly kernels: readonly string[];
+  /** The kernel's tiling facts on the family (what each pass's mode and windows depend on). */
+  readonly spec: Tbe5hdSpec;
+  /** Whether the kernel contracts its scalar coordinates and `vec_axpy` (the `tbeFma` switch). */
+  readonly fma: boolean;
   /** Bytes of the float32 buffers the call allocates on the device and frees again. */
   readonly intermediateBytes: number;
   /**
@@ -132,6 +137,8 @@ export function deterministicRoute(
       passes,
       cast,
       kernels: cast ? [CAST_KERNEL, ...kernels, CAST_KERNEL] : kernels,
+      spec,
+      fma: tbeFma,
       intermediateBytes,
       bytesMoved,
     },

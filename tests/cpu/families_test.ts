@@ -426,3 +426,24 @@ Deno.test("deterministic mode: random order-dependent calls take a route of H-un
     assert.ok(routed >= 40, `${target.generation} ${target.bilinearApi}: ${routed} routed`);
   }
 });
+
+Deno.test("deterministic mode: a repeated call is planned once (the same route object)", () => {
+  const call = {
+    op: "bilinear2d" as const,
+    dtype: "float32" as const,
+    inputSize: [1, 2, 64, 64],
+    outputSize: [128, 128],
+    scales: [0, 0],
+    alignCorners: false,
+    deterministic: true,
+  };
+  const target = { generation: "910", bilinearApi: "v1", fma: true } as const;
+  const options = { warnOnly: false };
+  const first = deterministicRouteOf(call, target, options);
+  assert.ok(first !== null);
+  assert.equal(deterministicRouteOf(call, target, options), first); // remembered with the sizes
+  // Other sizes (a new validated call) are planned anew.
+  const other = deterministicRouteOf({ ...call, inputSize: [1, 2, 64, 64] }, target, options);
+  assert.notEqual(other, first);
+  assert.deepEqual(other, first);
+});
