@@ -90,6 +90,15 @@ ACLEMU_VISIBILITY void aclemuFailNextEvent(int32_t status);
  *  add their row partial sums atomically (order drawn per launch, see aclemuSetAtomicSeed);
  *  every SoC: "Cast" (aclnnCast, the math operator of ops-math, exported by libopapi.so; in build/split
  *  by the core libopapi.so, not libopapi_cv.so).
+ *  The forward ops (native/README.md, "Forward operators"): A2/A3 "UpsampleNearestExact2d.COMMON",
+ *  ".SMALL_CW", ".SMALL_C", "UpsampleBilinear2dNcdhw", "UpsampleBilinear2dNcdhw.HWNC", "ViewCopy";
+ *  310P "UpsampleNearestExact2d.310P"; A2/A3, 1001, 2002 "ResizeBilinearV2_5HD." + "NO_BILINEAR", "NC",
+ *  "L1", "VBI_FP32", "VBI_FP16"; Ascend 950 "ResizeNearestNeighborV2." + "SIMT_COMMON",
+ *  "SIMT_INPUT_EQ_OUTPUT", "SIMT_INPUT_EQ_ONE" (each + "_IDX64"), "DATA_COPY_SMALL_C", "DATA_COPY_BIG_C",
+ *  "DATA_COPY_JH_C", "GATHER_ALL_HW", "GATHER_CUT_H"; "UpsampleNearestExact3dNcdhw.SIMD";
+ *  "ResizeBilinearV2With4d." + "ALL_COPY", "POINT_COPY", "NCHW_BROADCAST", "NHWC_BROADCAST", "C_PARALLEL",
+ *  "C_PARALLEL_NC", "SIMT_NCHW", "SIMT_NHWC", "SIMT_HW" (the SIMT ones + "_IDX64"). A forward call whose
+ *  kernel ships no binary for the SoC (nearest-exact on 1001, or BF16 / UINT8 on 2002) launches nothing.
  * The pointer stays valid for the life of the process. */
 ACLEMU_VISIBILITY const char *aclemuLastKernel(void);
 /* Successful phase-2 launches of the kernel `name` since load or the last aclemuResetFaults. */
@@ -106,7 +115,9 @@ ACLEMU_VISIBILITY uint64_t aclemuAtomicSeed(void);
 /* Whether the emulated Ascend 950 kernels contract a * b + c into one fmaf (the compiler's default):
  * 1 contracts, 0 rounds the product and the sum separately, < 0 restores ACLEMU_FMA ("0" or "1",
  * default 1). Taken by each launch at phase 2; aclemuResetFaults restores the environment's value.
- * Atlas A2/A3 kernels never contract. aclemuFmaContraction: the value in force. */
+ * It also decides the one contractible expression of an A2/A3 kernel, the forward Cube kernel
+ * UpsampleBilinear2d's centre s * (o + 0.5) - 0.5 (scalar AscendC code); the A2/A3 backward kernels have
+ * none. aclemuFmaContraction: the value in force. */
 ACLEMU_VISIBILITY void aclemuSetFmaContraction(int32_t on);
 ACLEMU_VISIBILITY int32_t aclemuFmaContraction(void);
 
@@ -114,7 +125,10 @@ ACLEMU_VISIBILITY int32_t aclemuFmaContraction(void);
  * leaves open: the scalar source coordinate scale * (d + 0.5) - 0.5 as one fmaf, and vec_axpy
  * (acc = g * w + acc) rounded once. 1 fuses, 0 rounds every step, < 0 restores ACLEMU_TBE_FMA ("0" or
  * "1", default 0). Taken by each launch at phase 2; aclemuResetFaults restores the environment's
- * value. aclemuTbeFma: the value in force. (Mode 5's vector W coordinates are never fused.) */
+ * value. aclemuTbeFma: the value in force. (Mode 5's vector W coordinates are never fused.) The same
+ * switch decides the forward TBE kernel ResizeBilinearV2's vbi accumulation (VBI_FP32, VBI_FP16: each
+ * acc += value * weight rounded once when 1); its lerp modes and coordinates are vector instructions,
+ * never fused. */
 ACLEMU_VISIBILITY void aclemuSetTbeFma(int32_t on);
 ACLEMU_VISIBILITY int32_t aclemuTbeFma(void);
 /* A planted fault, for the tests of a "deterministic route": it breaks on purpose what makes an

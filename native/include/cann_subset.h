@@ -207,6 +207,33 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSiz
 ACL_FUNC_VISIBILITY aclnnStatus aclnnUpsampleBilinear2dBackwardV2(void *workspace, uint64_t workspaceSize,
                                                                   aclOpExecutor *executor, aclrtStream stream);
 
+/* libopapi: the forward ops, as declared by hicann/ops-cv
+ * image/upsample_nearest/op_host/op_api/aclnn_upsample_nearest_exact1d.h,
+ * image/upsample_nearest/op_host/op_api/aclnn_upsample_nearest_exact2d.h and
+ * image/upsample_bilinear2d/op_host/op_api/aclnn_upsample_bilinear_2d.h */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnUpsampleNearestExact1dGetWorkspaceSize(const aclTensor *self,
+                                                                            const aclIntArray *outputSize,
+                                                                            double scales, aclTensor *out,
+                                                                            uint64_t *workspaceSize,
+                                                                            aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnUpsampleNearestExact1d(void *workspace, uint64_t workspaceSize,
+                                                            aclOpExecutor *executor, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnUpsampleNearestExact2dGetWorkspaceSize(const aclTensor *self,
+                                                                            const aclIntArray *outputSize,
+                                                                            double scalesH, double scalesW,
+                                                                            aclTensor *out, uint64_t *workspaceSize,
+                                                                            aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnUpsampleNearestExact2d(void *workspace, uint64_t workspaceSize,
+                                                            aclOpExecutor *executor, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnUpsampleBilinear2dGetWorkspaceSize(const aclTensor *self,
+                                                                        const aclIntArray *outputSize,
+                                                                        const bool alignCorners, const double scalesH,
+                                                                        const double scalesW, aclTensor *out,
+                                                                        uint64_t *workspaceSize,
+                                                                        aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnUpsampleBilinear2d(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                                        aclrtStream stream);
+
 /* libopapi: the math operator Cast (hicann/ops-math math/cast/op_host/op_api/aclnn_cast.h; libopapi.so,
  * not libopapi_cv.so where the vision operators moved) */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCastGetWorkspaceSize(

@@ -15,7 +15,7 @@
 
 /* ---- kernel counters: names interned once, so aclemuLastKernel's pointer stays valid ---- */
 
-#define KERNEL_SLOTS 64
+#define KERNEL_SLOTS 128
 #define KERNEL_NAME_MAX 64
 
 static pthread_mutex_t kernel_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -76,7 +76,7 @@ static inline uint16_t emu_float_to_bf16(float f)
 
 static inline size_t emu_dtype_size(int32_t dtype)
 {
-    return dtype == ACL_DOUBLE ? 8u : dtype == ACL_FLOAT || dtype == ACL_INT32 ? 4u : 2u;
+    return dtype == ACL_DOUBLE ? 8u : dtype == ACL_FLOAT || dtype == ACL_INT32 ? 4u : dtype == ACL_UINT8 ? 1u : 2u;
 }
 
 /*

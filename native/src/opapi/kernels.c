@@ -211,6 +211,7 @@ int emu_kernel_run(const void *params, void *workspace, char *msg, size_t msglen
     case EMU_KERNEL_RB950_DETERMINE_SCALES: return emu_resize950_gather_run(p);
     case EMU_KERNEL_RB950_C_PARALLEL:
     case EMU_KERNEL_RB950_SIMT: return emu_resize950_scatter_run(p, msg, msglen);
+    case EMU_KERNEL_FWD: return emu_fwd_run(p, msg, msglen);
     default: return 0;
     }
 }

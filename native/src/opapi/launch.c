@@ -71,8 +71,15 @@ static aclnnStatus launch(const char *api, void *ws, uint64_t wsSize, aclOpExecu
     if (rc != ACLNN_SUCCESS) {
         return rc;
     }
-    if (((const emu_op_params *)e->params)->kernel == EMU_KERNEL_NONE) {
+    const emu_op_params *ep = (const emu_op_params *)e->params;
+    if (ep->kernel == EMU_KERNEL_NONE) {
         return ACLNN_SUCCESS; /* empty tensors: phase 1 queued no kernel, so nothing is launched */
+    }
+    if (ep->kernel == EMU_KERNEL_NO_BINARY) {
+        /* opbase op_kernel.h OpKernel::Run: "Op %s does not has any binary" / "Cannot find binary for op
+         * %s" -> ACLNN_ERR_INNER, returned by CommonOpExecutorRun; nothing reaches the stream. */
+        aclemu_set_error("%s: %s", api, ep->fault != NULL ? ep->fault : "cannot find binary");
+        return ACLNN_ERR_INNER;
     }
     int32_t fault = aclemu_fault_take_launch();
     if (fault != 0) {

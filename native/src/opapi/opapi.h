@@ -56,7 +56,40 @@ enum {
     /* aclnnCast (ops-math math/cast): Contiguous, Cast, ViewCopy as one launch "Cast" (cast.c, which
      * runs it with its own run function: the split core library links no other kernel) */
     EMU_KERNEL_CAST,
+    /* The forward ops (fwd_*.c): every route runs through emu_fwd_run, which the route in `fw` steers. */
+    EMU_KERNEL_FWD,
+    /* A forward call whose kernel ships no binary for the SoC: phase 1 succeeded (the l0op ignores
+     * ADD_TO_LAUNCHER_LIST_AICORE's status), phase 2 answers 561000 without launching (launch.c). */
+    EMU_KERNEL_NO_BINARY,
 };
+
+/* The forward ops' routes (fwd.h documents each; the kernel name is in kname). */
+enum {
+    EMU_FWD_COPY = 1,     /* A2 bilinear with equal sizes: ViewCopy of self (bit copy) */
+    EMU_FWD_NEAREST_A2,   /* UpsampleNearestExact2d (A2/A3 UpsampleNearest kernel): element copies */
+    EMU_FWD_NEAREST_310P, /* the same op on 310P (UpsampleNearestND310p): 0 + x */
+    EMU_FWD_NEAREST_950,  /* ResizeNearestNeighborV2 (arch35): element copies, index rule per template */
+    EMU_FWD_NEAREST_3D,   /* UpsampleNearestExact3dNcdhw (arch35, one special case of 2d) */
+    EMU_FWD_CUBE,         /* UpsampleBilinear2dNcdhw (A2/A3 Cube kernel), direct or through the HWNC transpose */
+    EMU_FWD_TBE,          /* ResizeBilinearV2 (TBE, NC1HWC0): A2/A3 fallback, 910, 310P */
+    EMU_FWD_RB950,        /* ResizeBilinearV2With4d (arch35) */
+};
+
+/* What phase 1 of a forward op decided for its kernel (fwd_*.c). Dims are literal: the kernel's
+ * reading of the contiguous self (`go`'s own dims, row-major) and the dims of the result the op_api
+ * hands to l0op::ViewCopy (`rd`), which fwd_common.c stores into `out`. */
+typedef struct {
+    int route;         /* EMU_FWD_* */
+    int sub;           /* route-specific template / mode (fwd.h) */
+    int cl;            /* the kernel reads self channels-last: (N, H, W, C), 1d (N, L, C) */
+    int align, half;   /* bilinear: align_corners, half_pixel_centers */
+    int hwnc;          /* Cube: the permuteHWNC transpose around the kernel */
+    float sh, sw;      /* the kernel's float32 scales (per route: fwd.h) */
+    int64_t xd[4];     /* the kernel's input dims in its own order (N, C, H, W) or (N, H, W, C) */
+    int64_t yd[4];     /* the kernel's output dims, same order */
+    int rnd;           /* rank of the result handed to ViewCopy */
+    int64_t rd[EMU_MAX_DIMS];
+} emu_fwd;
 
 /* The emulated device generation, from the SoC table's NpuArch (soc.c): A2/A3 (2201, also unknown
  * names), Ascend 950 (3510), the TBE-only generations Atlas training (1001) and 310P (2002), and a
@@ -87,6 +120,7 @@ typedef struct {
      * kernel would write past out's elements. */
     int out_flat;
     const char *fault; /* non-NULL: phase 2's kernel fails with ACL_ERROR_RT_AICORE_EXCEPTION and this */
+    emu_fwd fw;        /* the forward ops only */
 } emu_op_params;
 
 /* The four public ops. */
@@ -167,6 +201,11 @@ aclnnStatus emu_resize950_check_format(const emu_op_spec *sp, const emu_args *a)
 /* Both ops' ResizeBilinearV2Grad call and its arch35 tiling (kernel choice, scales). */
 aclnnStatus emu_resize950_finish(const emu_op_spec *sp, const emu_args *a, int cl, uint64_t *workspaceSize,
                                  aclOpExecutor **executor);
+
+/* ---- the forward ops (fwd_common.c, fwd_nearest.c, fwd_bilinear.c, fwd_resize_tbe.c, fwd_resize_950.c) ---- */
+int emu_fwd_run(const emu_op_params *p, char *msg, size_t msglen);
+/* AIV (vector) cores and UB bytes of the emulated SoC, as the arch35 tilings read them (soc.c). */
+void emu_soc_vector_info(int64_t *aiv_cores, int64_t *ub_size);
 
 /* ---- kernels (run on the stream worker) ---- */
 int emu_kernel_run(const void *params, void *workspace, char *msg, size_t msglen);

@@ -62,6 +62,20 @@ void emu_tbe_compile_info(int64_t *cores, int64_t *tensor_c, int *l1_support)
     *l1_support = r != NULL && (strcmp(r->short_name, "Ascend910") == 0 || strcmp(r->short_name, "Ascend310P") == 0);
 }
 
+/*
+ * The arch35 tilings' platform reads (ResizeNearestNeighborV2, ResizeBilinearV2 TilingPrepare:
+ * GetCoreNumAiv, GetCoreMemSize(UB)): vector_core_cnt and ub_size. Every NpuArch 3510 ini of
+ * hicann/runtime platform_config/cann-dev has vector_core_cnt = 2 x ai_core_cnt (cube_vector_combine
+ * = split: Ascend950PR_9599 36 / 72, Ascend950PR_950z 4 / 8), so the table's ai_core_cnt gives it.
+ */
+void emu_soc_vector_info(int64_t *aiv_cores, int64_t *ub_size)
+{
+    const aclemu_soc_row *r = aclemu_soc_facts();
+    int64_t ai = r != NULL && r->ai_core_cnt > 0 ? r->ai_core_cnt : A2_DEFAULT_CORES;
+    *aiv_cores = 2 * ai;
+    *ub_size = r != NULL ? r->ub_size : A2_DEFAULT_UB;
+}
+
 int emu_phase1_deterministic(void) { return aclemu_process_opt(ACL_OPT_DETERMINISTIC) >= 1; }
 
 const char *emu_kernel_name(const emu_op_params *p)
