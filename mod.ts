@@ -1,5 +1,5 @@
 /**
- * Backward passes of PyTorch's upsampling — `nearest-exact` 1d and 2d, `bilinear` 2d — for Deno, on
+ * PyTorch's upsampling and its gradients — `nearest-exact` 1d and 2d, `bilinear` 2d — for Deno, on
  * Huawei Ascend NPUs through CANN's aclnn operators (`Deno.dlopen`), with a CPU backend (WebAssembly
  * SIMD kernels) where no NPU is present. The CPU backend gives PyTorch's answers (float32
  * nearest-exact bit-exact with PyTorch's CPU kernels, bilinear within a few ulp) or, with
@@ -41,6 +41,15 @@ export {
   upsampleNearestExact2dBackward,
   type UpsampleNearestExact2dBackwardOptions,
 } from "./src/ops/upsample.ts";
+export {
+  upsampleBilinear2d,
+  type UpsampleBilinear2dOptions,
+  type UpsampleForwardCommonOptions,
+  upsampleNearestExact1d,
+  type UpsampleNearestExact1dOptions,
+  upsampleNearestExact2d,
+  type UpsampleNearestExact2dOptions,
+} from "./src/ops/forward.ts";
 export { type RunParams, runParams } from "./src/ops/run_params.ts";
 export { UPSAMPLE_OPS, type UpsampleOp, type UpsampleParams } from "./src/rules/ops.ts";
 export {

@@ -58,6 +58,18 @@ export interface UpsampleCall<H> extends UpsampleParams {
   readonly rule?: TableRule;
 }
 
+/** A validated forward call: sizes and scales resolved, `out` allocated. */
+export interface ForwardCall<H> extends UpsampleParams {
+  /** The input `x`, shape `inputSize`. */
+  readonly input: StorageView<H>;
+  /** The result, shape `[N, C, ...outputSize]`; fully overwritten. */
+  readonly out: StorageView<H>;
+  /** Deterministic mode for this launch. */
+  readonly deterministic: boolean;
+  /** CPU backend only: whose index tables its kernels run on (default `"pytorch"`). */
+  readonly rule?: TableRule;
+}
+
 /**
  * What a device needs from a backend. Storage handles are opaque to everything but the backend.
  *
@@ -80,6 +92,10 @@ export interface Backend<H> {
   checkSupported(params: UpsampleParams & { readonly deterministic: boolean }): void;
   /** Enqueues an op (the CPU backend runs it at once). */
   launch(call: UpsampleCall<H>): void;
+  /** Throws `TypeError`/`RangeError` when the backend cannot run this forward call (before allocation). */
+  checkForwardSupported(params: UpsampleParams & { readonly deterministic: boolean }): void;
+  /** Enqueues a forward op (the CPU backend runs it at once). */
+  launchForward(call: ForwardCall<H>): void;
   /** Switches the runtime's deterministic mode. */
   setDeterministic(on: boolean): void;
   /** Waits for all queued work. */

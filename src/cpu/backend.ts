@@ -11,13 +11,14 @@
 
 import type {
   Backend,
+  ForwardCall,
   MemoryInfo,
   StorageView,
   TensorLimit,
   UpsampleCall,
   UpsampleParams,
 } from "../backend.ts";
-import { OP_SPECS } from "../rules/ops.ts";
+import { FORWARD_OP_SPECS, OP_SPECS } from "../rules/ops.ts";
 import { elementCount } from "../tensor/layout.ts";
 import type { DType, HostArray } from "../tensor/dtype.ts";
 import { checkFits } from "../tensor/fits.ts";
@@ -43,7 +44,16 @@ import {
 import { TaskQueue } from "./task_queue.ts";
 import { KernelScheduler } from "./threads/scheduler.ts";
 import { STACK_BYTES, WasmKernels } from "./wasm/instance.ts";
-import { launchWasm, prepareWasm, wasmEligible } from "./wasm/launch.ts";
+import { launchWasm, type PreparedCall, prepareWasm, wasmEligible } from "./wasm/launch.ts";
+import {
+  bilinear2dForwardCpu,
+  launchWasmForward,
+  nearestExact1dForwardCpu,
+  nearestExact2dForwardCpu,
+  prepareWasmForward,
+  type UpsampleForwardArgs,
+  wasmForwardEligible,
+} from "./forward/mod.ts";
 
 // One tensor takes at most a wasm32 memory (4 GiB), whichever kernels run: past it the backend would
 // fall back to a host array as large, slowly, with the TypeScript kernels alone to run on it.
@@ -279,6 +289,24 @@ export class CpuBackend implements Backend<CpuBuffer> {
     else this.#queue.hold(this.#launch(call, true));
   }
 
+  /** Rejects forward results too large for one host typed array, before anything is allocated. */
+  checkForwardSupported(params: UpsampleParams & { readonly deterministic: boolean }): void {
+    const { op, dtype, inputSize, outputSize } = params;
+    if (this.numerics === "device") {
+      throw new TypeError(
+        `${FORWARD_OP_SPECS[op].name}: the device reference of the forward ops is not built yet`,
+      );
+    }
+    const shape = [inputSize[0], inputSize[1], ...outputSize];
+    checkFits(this, dtype, shape, elementCount(shape), `${FORWARD_OP_SPECS[op].name}: the result`);
+  }
+
+  /** Runs the forward op now, or queues it (a large op with several threads, or while work is queued). */
+  launchForward(call: ForwardCall<CpuBuffer>): void {
+    if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));
+    else this.#queue.hold(this.#launch(call, true));
+  }
+
   #runRoute(call: UpsampleCall<CpuBuffer>, route: DeterministicRoute, direct: boolean): void {
     if (this.#closed) return;
     try {
@@ -291,17 +319,15 @@ export class CpuBackend implements Backend<CpuBuffer> {
 
   // Runs the op on the calling thread, or starts it on the workers and returns when they are done.
   // `direct`: called by launch() itself, so errors can still reach the caller.
-  #launch(call: UpsampleCall<CpuBuffer>, direct: boolean): Promise<void> | void {
+  #launch(call: AnyCall, direct: boolean): Promise<void> | void {
     if (this.#closed) return;
     try {
       const kernels = this.#kernels;
-      if (
-        kernels !== null && this.threads > 1 && this.#large(call) && wasmEligible(kernels, call)
-      ) {
+      if (kernels !== null && this.threads > 1 && this.#large(call) && eligible(kernels, call)) {
         this.#scheduler ??= KernelScheduler.create(kernels, this.threads, this.#minParallel === 0);
         const scheduler = this.#scheduler;
         const ready = scheduler !== null && !scheduler.broken
-          ? prepareWasm(kernels, call, this.threads)
+          ? prepare(kernels, call, this.threads)
           : null;
         // The scheduler runs it here (timed) or on the workers, as planned for its cost.
         const pending = ready === null ? null : scheduler!.run(ready);
@@ -315,7 +341,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
     }
   }
 
-  #large(call: UpsampleCall<CpuBuffer>): boolean {
+  #large(call: AnyCall): boolean {
     const { inputSize, outputSize } = call;
     const planes = inputSize[0] * inputSize[1];
     let inner = 1, outer = 1;
@@ -324,7 +350,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
     return planes * (inner + outer) >= this.#minParallel;
   }
 
-  #then(pending: Promise<void>, call: UpsampleCall<CpuBuffer>): Promise<void> {
+  #then(pending: Promise<void>, call: AnyCall): Promise<void> {
     return pending.catch(() => {
       // A worker died: this op and the later ones run on the calling thread.
       if (this.#closed) return;
@@ -336,7 +362,15 @@ export class CpuBackend implements Backend<CpuBuffer> {
     });
   }
 
-  #launchHere(call: UpsampleCall<CpuBuffer>): void {
+  #launchHere(call: AnyCall): void {
+    if (isForward(call)) {
+      if (this.#kernels !== null && launchWasmForward(this.#kernels, call, this.threads)) return;
+      const args = forwardArgs(call);
+      if (call.op === "nearestExact1d") nearestExact1dForwardCpu(args);
+      else if (call.op === "nearestExact2d") nearestExact2dForwardCpu(args);
+      else bilinear2dForwardCpu(args);
+      return;
+    }
     if (this.#kernels !== null && launchWasm(this.#kernels, call, this.threads)) return;
     // Views are taken after launchWasm, which may have grown the memory.
     const args = kernelArgs(call);
@@ -379,6 +413,35 @@ export class CpuBackend implements Backend<CpuBuffer> {
     this.#scheduler?.close();
     for (const task of this.#queue.clear()) task();
   }
+}
+
+type AnyCall = UpsampleCall<CpuBuffer> | ForwardCall<CpuBuffer>;
+
+function isForward(call: AnyCall): call is ForwardCall<CpuBuffer> {
+  return (call as { input?: unknown }).input !== undefined;
+}
+
+function eligible(kernels: WasmKernels, call: AnyCall): boolean {
+  return isForward(call) ? wasmForwardEligible(kernels, call) : wasmEligible(kernels, call);
+}
+
+function prepare(kernels: WasmKernels, call: AnyCall, slots: number): PreparedCall | null {
+  return isForward(call)
+    ? prepareWasmForward(kernels, call, slots)
+    : prepareWasm(kernels, call, slots);
+}
+
+// The forward kernels' arguments.
+function forwardArgs(call: ForwardCall<CpuBuffer>): UpsampleForwardArgs {
+  return {
+    input: strided(call.input),
+    out: strided(call.out),
+    inputSize: call.inputSize,
+    outputSize: call.outputSize,
+    scales: call.scales,
+    alignCorners: call.alignCorners,
+    rule: call.rule,
+  };
 }
 
 // The TypeScript kernels' arguments: the call's views over the buffers as they are now.

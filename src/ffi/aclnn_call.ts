@@ -7,7 +7,7 @@
  */
 
 import type { AscendGeneration } from "../rules/generation.ts";
-import type { UpsampleCall, UpsampleOp, UpsampleParams } from "../backend.ts";
+import type { ForwardCall, UpsampleCall, UpsampleOp, UpsampleParams } from "../backend.ts";
 import type { DescriptorCache, ViewDescriptor } from "./descriptors.ts";
 import { ReusedExecutor } from "./executors.ts";
 import type { CannLibraries } from "./loader.ts";
@@ -244,6 +244,66 @@ export function forgetLaunches(target: LaunchTarget): void {
   lastReused = null;
 }
 
+/** The aclnn API of each forward op (hicann/ops-cv; cann-abi prototypes in symbols.ts). */
+export const FORWARD_APIS: Readonly<Record<UpsampleOp, string>> = {
+  nearestExact1d: "aclnnUpsampleNearestExact1d",
+  nearestExact2d: "aclnnUpsampleNearestExact2d",
+  bilinear2d: "aclnnUpsampleBilinear2d",
+};
+
+/**
+ * The forward op's entry point the loaded CANN lacks, or null.
+ *
+ * @example
+ * ```ts ignore
+ * missingForwardApi(libs, "bilinear2d"); // null on a CANN with aclnnUpsampleBilinear2d
+ * ```
+ */
+export function missingForwardApi(libs: CannLibraries, op: UpsampleOp): string | null {
+  return symbolsOf(libs, FORWARD_APIS[op]).missing;
+}
+
+/**
+ * Runs a forward op on the device stream, with the descriptors and repeatable executors of the
+ * target's cache as {@link launchAclnn} does.
+ *
+ * @throws {AclError} with the failing API's status and the runtime's message
+ * @example
+ * ```ts ignore
+ * launchForwardAclnn(backend, call); // enqueued on backend.stream
+ * ```
+ */
+export function launchForwardAclnn(target: LaunchTarget, call: ForwardCall<NpuBuffer>): void {
+  const { descriptors } = target;
+  let launched = false;
+  try {
+    const inputView = descriptors.view(call.input);
+    const outView = descriptors.view(call.out);
+    const { op, scales, alignCorners, deterministic } = call;
+    const scale0 = scales[0];
+    const scale1 = scales.length > 1 ? scales[1] : 0;
+    const symbols = symbolsOf(target.runtime.libs, FORWARD_APIS[op]);
+    const kept = descriptors.executorFor(
+      inputView,
+      outView,
+      op,
+      scale0,
+      scale1,
+      alignCorners,
+      deterministic,
+    );
+    const reused = kept !== null && kept.api === symbols.name
+      ? kept
+      : prepare(target, call, symbols, inputView, outView, scale0, scale1, true);
+    forgetLaunches(target);
+    if (reused !== null) runReused(target, inputView, reused);
+    launched = true;
+  } finally {
+    if (launched) descriptors.commit();
+    else descriptors.rollback();
+  }
+}
+
 // Phase 2 of a kept executor; one whose phase 2 or workspace failed is destroyed, not kept.
 function runReused(
   target: LaunchTarget,
@@ -266,14 +326,17 @@ function runReused(
 
 // Phase 1, then the executor made repeatable and kept (returned, for runReused), or, when the runtime
 // will not make it repeatable, launched once here (null).
+// `forward`: the forward op, `(self, outputSize, ...)` with outputSize `out`'s spatial shape; else
+// the backward, `(gradOutput, outputSize, inputSize, ...)`.
 function prepare(
   target: LaunchTarget,
-  call: UpsampleCall<NpuBuffer>,
+  call: UpsampleParams & { readonly deterministic: boolean },
   symbols: OpSymbols,
   gradView: ViewDescriptor,
   outView: ViewDescriptor,
   scale0: number,
   scale1: number,
+  forward = false,
 ): ReusedExecutor | null {
   const { runtime, descriptors } = target;
   const { libs } = runtime;
@@ -281,18 +344,28 @@ function prepare(
   const phase1 = opFunction(libs, symbols.phase1Name)!;
   const grad = gradView.tensor;
   const out = outView.tensor;
-  // Validated: outputSize is gradOutput's spatial shape and inputSize is out's shape.
-  const outputSize = descriptors.spatialSizes(gradView);
-  const inputSize = descriptors.fullSizes(outView);
   const wsOut = runtime.out64;
   const exOut = runtime.outExecutor;
   wsOut[0] = 0n;
   exOut[0] = 0n;
-  const status = call.op === "bilinear2d"
-    ? phase1(grad, outputSize, inputSize, call.alignCorners, scale0, scale1, out, wsOut, exOut)
-    : call.op === "nearestExact2d"
-    ? phase1(grad, outputSize, inputSize, scale0, scale1, out, wsOut, exOut)
-    : phase1(grad, outputSize, inputSize, scale0, out, wsOut, exOut);
+  let status: number;
+  if (forward) {
+    const outputSize = descriptors.spatialSizes(outView);
+    status = call.op === "bilinear2d"
+      ? phase1(grad, outputSize, call.alignCorners, scale0, scale1, out, wsOut, exOut)
+      : call.op === "nearestExact2d"
+      ? phase1(grad, outputSize, scale0, scale1, out, wsOut, exOut)
+      : phase1(grad, outputSize, scale0, out, wsOut, exOut);
+  } else {
+    // Validated: outputSize is gradOutput's spatial shape and inputSize is out's shape.
+    const outputSize = descriptors.spatialSizes(gradView);
+    const inputSize = descriptors.fullSizes(outView);
+    status = call.op === "bilinear2d"
+      ? phase1(grad, outputSize, inputSize, call.alignCorners, scale0, scale1, out, wsOut, exOut)
+      : call.op === "nearestExact2d"
+      ? phase1(grad, outputSize, inputSize, scale0, scale1, out, wsOut, exOut)
+      : phase1(grad, outputSize, inputSize, scale0, out, wsOut, exOut);
+  }
   runtime.check(status, symbols.phase1Name);
   const executor = exOut[0];
   const workspaceSize = wsOut[0];

@@ -6,10 +6,17 @@
  * @module
  */
 
-import type { Backend, MemoryInfo, TensorLimit, UpsampleCall, UpsampleParams } from "../backend.ts";
+import type {
+  Backend,
+  ForwardCall,
+  MemoryInfo,
+  TensorLimit,
+  UpsampleCall,
+  UpsampleParams,
+} from "../backend.ts";
 import { checkAscendEmpty } from "../rules/ascend_a2.ts";
 import { type AscendGeneration, generationOfSoc, type SocGeneration } from "../rules/generation.ts";
-import { checkFamilySupports } from "../rules/family.ts";
+import { checkFamilySupports, checkForwardFamilySupports } from "../rules/family.ts";
 import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
 import type { AscendTarget } from "../rules/numerics.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
@@ -17,6 +24,8 @@ import {
   checkOpSupported,
   forgetLaunches,
   launchAclnn,
+  launchForwardAclnn,
+  missingForwardApi,
   type NpuBuffer,
   opApiName,
 } from "./aclnn_call.ts";
@@ -28,7 +37,7 @@ import {
   type RouteTarget,
 } from "./route_launch.ts";
 import type { CannRuntime } from "./runtime.ts";
-import { AclError, DeviceMemoryError } from "./status.ts";
+import { AclError, DeviceMemoryError, MissingSymbolError } from "./status.ts";
 import { StreamPoll } from "./stream_poll.ts";
 import { MALLOC_HUGE_FIRST, MEM_ATTR_HBM, MEMCPY_KIND, OPT_DETERMINISTIC } from "./symbols.ts";
 
@@ -224,6 +233,24 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     if (this.#enqueued++ === this.#completed) {
       this.#poll.mark(this.runtime, this.stream, this.#enqueued);
     }
+  }
+
+  /**
+   * What the family does not run and a missing operator symbol, before anything is allocated.
+   */
+  checkForwardSupported(params: UpsampleParams & { readonly deterministic: boolean }): void {
+    checkForwardFamilySupports(params, this.socGeneration.generation);
+    const missing = missingForwardApi(this.runtime.libs, params.op);
+    if (missing !== null) throw new MissingSymbolError(missing, this.runtime.libs.opapiPath);
+  }
+
+  /** Enqueues the forward op on the device stream. */
+  launchForward(call: ForwardCall<NpuBuffer>): void {
+    if (call.inputSize[0] * call.inputSize[1] === 0) return; // empty result: nothing to compute
+    this.runtime.activate(this.context);
+    this.#applyDeterministic(call.deterministic);
+    launchForwardAclnn(this, call);
+    this.markEnqueued();
   }
 
   /** Sets `ACL_OPT_DETERMINISTIC` on the device context when it changes. */

@@ -247,6 +247,29 @@ export const OPAPI_SYMBOLS = {
   aclnnUpsampleBilinear2dBackward: PHASE2,
   aclnnUpsampleBilinear2dBackwardV2GetWorkspaceSize: BILINEAR_PHASE1,
   aclnnUpsampleBilinear2dBackwardV2: PHASE2,
+  // The forward ops (cann-abi: hicann/ops-cv aclnn_upsample_nearest_exact1d.h, _exact2d.h,
+  // aclnn_upsample_bilinear_2d.h).
+  /** (self, outputSize, double scales, out, uint64_t* workspaceSize, executor**) */
+  aclnnUpsampleNearestExact1dGetWorkspaceSize: {
+    parameters: ["usize", "usize", "f64", "usize", "buffer", "buffer"],
+    result: "i32",
+    optional: true,
+  },
+  aclnnUpsampleNearestExact1d: PHASE2,
+  /** (self, outputSize, double scalesH, double scalesW, out, workspaceSize*, executor**) */
+  aclnnUpsampleNearestExact2dGetWorkspaceSize: {
+    parameters: ["usize", "usize", "f64", "f64", "usize", "buffer", "buffer"],
+    result: "i32",
+    optional: true,
+  },
+  aclnnUpsampleNearestExact2d: PHASE2,
+  /** (self, outputSize, bool alignCorners, double scalesH, double scalesW, out, workspaceSize*, executor**) */
+  aclnnUpsampleBilinear2dGetWorkspaceSize: {
+    parameters: ["usize", "usize", "bool", "f64", "f64", "usize", "buffer", "buffer"],
+    result: "i32",
+    optional: true,
+  },
+  aclnnUpsampleBilinear2d: PHASE2,
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /**

@@ -186,7 +186,15 @@ function backendCall(call: ResolvedUpsample, result: Tensor): UpsampleCall<unkno
   };
 }
 
-function storageView(tensor: Tensor): StorageView<unknown> {
+/**
+ * The backend's view of a tensor: its storage handle and layout.
+ *
+ * @example
+ * ```ts ignore
+ * storageView(tensor).strides; // the tensor's strides, in elements
+ * ```
+ */
+export function storageView(tensor: Tensor): StorageView<unknown> {
   const { storage, layout } = tensorInternals(tensor);
   return {
     handle: storage.handle,

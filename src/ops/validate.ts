@@ -38,7 +38,7 @@ export interface ResolvedUpsample {
 // Describes a value for a message. Never throws (objects without a usable toString, throwing getters)
 // and stays short: only the first elements of an array are shown, however long (or sparse) it is.
 const SHOW_ELEMENTS = 8;
-const show = (value: unknown): string => {
+export const show = (value: unknown): string => {
   if (Array.isArray(value)) {
     const head = Array.from({ length: Math.min(value.length, SHOW_ELEMENTS) }, (_, i) => value[i]);
     const more = value.length > SHOW_ELEMENTS ? `, ... (${value.length} elements)` : "";
@@ -167,7 +167,7 @@ export function resolveUpsample(
 
   const out = opts.out === undefined || opts.out === null
     ? null
-    : checkOut(spec, opts.out, grad, inputSize);
+    : checkOut(spec, opts.out, grad, "gradOutput", inputSize, "inputSize");
 
   return {
     op,
@@ -183,13 +183,16 @@ export function resolveUpsample(
   };
 }
 
-function fail(spec: OpSpec, Kind: typeof TypeError, message: string): never {
+/** Throws `Kind` with the op's name before `message`. */
+export function fail(spec: OpSpec, Kind: typeof TypeError, message: string): never {
   throw new Kind(`${spec.name}: ${message}`);
 }
 
-// One scale factor: a number, finite, >= 0, consistent with the sizes, within aclnn's nearest-exact
-// limit. Returns it (+0 for "derive from the sizes").
-function resolveScale(
+/**
+ * One scale factor: a number, finite, >= 0, consistent with the sizes, within aclnn's nearest-exact
+ * limit. Returns it (+0 for "derive from the sizes").
+ */
+export function resolveScale(
   op: UpsampleOp,
   spec: OpSpec,
   i: number,
@@ -234,37 +237,39 @@ function resolveScale(
   return scale === 0 ? 0 : scale;
 }
 
-// The `out` option: a live tensor on gradOutput's device, of its dtype, of shape inputSize, not
-// overlapping it.
-function checkOut(
+// The `out` option: a live tensor on `source`'s device, of its dtype, of shape `shape`, not
+// overlapping it (`sourceName`: "gradOutput" or "input"; `shapeName` says what `shape` is).
+export function checkOut(
   spec: OpSpec,
   value: unknown,
-  grad: Tensor,
-  inputSize: readonly number[],
+  source: Tensor,
+  sourceName: string,
+  shape: readonly number[],
+  shapeName: string,
 ): Tensor {
   if (!isTensor(value)) {
     fail(spec, TypeError, `out must be a Tensor, got ${show(value)}`);
   }
   const out = value;
   if (out.disposed) fail(spec, TypeError, `out (${out}) was disposed or its device closed`);
-  if (out.device !== grad.device) {
-    fail(spec, TypeError, `out is on another device (${out.device.name}) than gradOutput`);
+  if (out.device !== source.device) {
+    fail(spec, TypeError, `out is on another device (${out.device.name}) than ${sourceName}`);
   }
-  if (out.dtype !== grad.dtype) {
-    fail(spec, TypeError, `out dtype ${out.dtype} must equal gradOutput dtype ${grad.dtype}`);
+  if (out.dtype !== source.dtype) {
+    fail(spec, TypeError, `out dtype ${out.dtype} must equal ${sourceName} dtype ${source.dtype}`);
   }
-  const shape = out.shape;
+  const outShape = out.shape;
   if (
-    shape.length !== inputSize.length ||
-    mismatchedDim(shape, inputSize[0], inputSize[1], inputSize, 2) >= 0
+    outShape.length !== shape.length ||
+    mismatchedDim(outShape, shape[0], shape[1], shape, 2) >= 0
   ) {
-    fail(spec, RangeError, `out shape ${show(shape)} must equal inputSize ${show(inputSize)}`);
+    fail(spec, RangeError, `out shape ${show(outShape)} must equal ${shapeName} ${show(shape)}`);
   }
-  if (overlaps(out, grad)) {
+  if (overlaps(out, source)) {
     fail(
       spec,
       RangeError,
-      `out must not share memory with gradOutput (their storage ranges overlap)`,
+      `out must not share memory with ${sourceName} (their storage ranges overlap)`,
     );
   }
   return out;
@@ -279,7 +284,7 @@ const hasOwnProperty = Object.prototype.hasOwnProperty;
  * Tensor shapes are frozen arrays, which V8 reads ~4x slower in a loop than at constant indices: the
  * (1 or 2) spatial dimensions are read unrolled.
  */
-function mismatchedDim(
+export function mismatchedDim(
   shape: readonly number[],
   n: number,
   c: number,
@@ -293,8 +298,8 @@ function mismatchedDim(
   return -1;
 }
 
-// A copy of a size list (each element read once, so what is checked is what is used), or a throw.
-function sizeList(value: unknown, name: string, length: number, spec: OpSpec): number[] {
+/** A copy of a size list (each element read once, so what is checked is what is used), or a throw. */
+export function sizeList(value: unknown, name: string, length: number, spec: OpSpec): number[] {
   if (!Array.isArray(value)) {
     fail(spec, TypeError, `${name} must be an array of ${length} integers, got ${show(value)}`);
   }

@@ -77,5 +77,39 @@ export const OP_SPECS: Readonly<Record<UpsampleOp, OpSpec>> = {
   },
 };
 
+const FORWARD_KEYS = ["outputSize", "out", "deterministic"];
+
+/**
+ * Per-op names of the forward ops (PyTorch's `upsample_nearest_exact1d/2d`, `upsample_bilinear2d`:
+ * `interpolate`'s ops), used in checks and messages. Their input is `[N, C, ...inputSize spatial]`,
+ * their result `[N, C, ...outputSize]`.
+ *
+ * @example
+ * ```ts
+ * import { FORWARD_OP_SPECS } from "./ops.ts";
+ * FORWARD_OP_SPECS.bilinear2d.name; // "upsampleBilinear2d"
+ * ```
+ */
+export const FORWARD_OP_SPECS: Readonly<Record<UpsampleOp, OpSpec>> = {
+  nearestExact1d: {
+    name: "upsampleNearestExact1d",
+    spatial: ["L"],
+    scaleKeys: ["scales"],
+    keys: new Set([...FORWARD_KEYS, "scales"]),
+  },
+  nearestExact2d: {
+    name: "upsampleNearestExact2d",
+    spatial: ["H", "W"],
+    scaleKeys: ["scalesH", "scalesW"],
+    keys: new Set([...FORWARD_KEYS, "scalesH", "scalesW"]),
+  },
+  bilinear2d: {
+    name: "upsampleBilinear2d",
+    spatial: ["H", "W"],
+    scaleKeys: ["scalesH", "scalesW"],
+    keys: new Set([...FORWARD_KEYS, "scalesH", "scalesW", "alignCorners"]),
+  },
+};
+
 /** aclnn's nearest-exact limit: the forward op may enlarge a dimension at most 50 times. */
 export const MAX_NEAREST_SCALE = 50;

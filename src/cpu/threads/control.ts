@@ -75,7 +75,13 @@ export function controlWords(workers: number): number {
  * KERNEL_EXPORTS.indexOf("bilinear_backward"); // 1
  * ```
  */
-export const KERNEL_EXPORTS = ["nearest_backward", "bilinear_backward", "bilinear_down2"] as const;
+export const KERNEL_EXPORTS = [
+  "nearest_backward",
+  "bilinear_backward",
+  "bilinear_down2",
+  "nearest_forward",
+  "bilinear_forward",
+] as const;
 
 /** How long an idle worker blocks before it waits with its event loop running, ms. */
 export const BLOCK_MS = 20;

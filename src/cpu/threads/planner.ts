@@ -30,10 +30,12 @@
  * @module
  */
 
+import type { KERNEL_EXPORTS } from "./control.ts";
+
 /** What the planner needs to know about a call (a subset of `PreparedCall`). */
 export interface CallShape {
   /** The kernel export. */
-  readonly kernel: "nearest_backward" | "bilinear_backward" | "bilinear_down2";
+  readonly kernel: typeof KERNEL_EXPORTS[number];
   /** Arguments: dtype code first; nearest's wFactor at index 9. */
   readonly args: readonly number[];
   readonly planes: number;
@@ -55,13 +57,17 @@ const YOUNG_CALLS = 64;
 /** Calls predicted shorter than this on one thread never try the workers (ms). */
 const EXPLORE_MIN_MS = 0.15;
 
-const KINDS = 4; // nearest with a width factor of 1 or 2, nearest otherwise, bilinear, down2
+// nearest with a width factor of 1 or 2, nearest otherwise, bilinear, down2; the forward ops:
+// nearest-exact, bilinear.
+const KINDS = 6;
 /** Prior ns per byte moved, one thread, [kind][dtype: float32, float16, bfloat16]. */
 const PRIOR_NS_PER_BYTE = [
   [0.07, 0.16, 0.11],
   [0.13, 0.55, 0.24],
   [0.3, 0.55, 0.5],
   [0.095, 0.45, 0.34],
+  [0.08, 0.1, 0.1],
+  [0.3, 0.5, 0.3],
 ];
 /** Gain of each further worker before one was measured: none (see the module doc). */
 const PRIOR_GAIN = 0;
@@ -160,7 +166,11 @@ export class Planner {
    * the predicted one-thread time. Returns a shared record, valid until the next call.
    */
   choose(call: CallShape, chunks: number): Choice {
-    const kind = call.kernel === "bilinear_down2"
+    const kind = call.kernel === "bilinear_forward"
+      ? 5
+      : call.kernel === "nearest_forward"
+      ? 4
+      : call.kernel === "bilinear_down2"
       ? 3
       : call.kernel === "bilinear_backward"
       ? 2

@@ -2,7 +2,7 @@
 
 /** SHA-256 of the TypeScript sources this was bundled from (see tools/build_worker.ts). */
 export const WORKER_SOURCE_SHA256 =
-  "bce7735699e2498a7fb16a3dd98ea4c392e6e58545330808ec5ae0550f2564fd";
+  "c99ce8dbfecb0a6b9533cadd329712cdaff7421fb18bc116309ee6d881955db5";
 
 /**
  * The kernel worker (worker.ts bundled as CommonJS), run by `new Worker(WORKER_SOURCE, { eval: true })`.
@@ -51,7 +51,9 @@ export const WORKER_SOURCE: string = '"use strict";\n' +
   "var KERNEL_EXPORTS = [\n" +
   '  "nearest_backward",\n' +
   '  "bilinear_backward",\n' +
-  '  "bilinear_down2"\n' +
+  '  "bilinear_down2",\n' +
+  '  "nearest_forward",\n' +
+  '  "bilinear_forward"\n' +
   "];\n" +
   "var BLOCK_MS = 20;\n" +
   "var TURN_MS = 5;\n" +

@@ -69,6 +69,49 @@ export interface KernelExports {
     row0: number,
     row1: number,
   ): void;
+  /** See `nearest_forward` in forward.c. */
+  nearest_forward(
+    dtype: number,
+    out: number,
+    input: number,
+    planes: number,
+    inH: number,
+    inW: number,
+    outH: number,
+    outW: number,
+    hIdx: number,
+    wIdx: number,
+    groups: number,
+    pattern: number,
+    row0: number,
+    row1: number,
+  ): void;
+  /** See `bilinear_forward` in forward.c. */
+  bilinear_forward(
+    dtype: number,
+    out: number,
+    input: number,
+    planes: number,
+    mode: number,
+    inH: number,
+    inW: number,
+    outH: number,
+    outW: number,
+    hI0: number,
+    hI1: number,
+    hL0: number,
+    hL1: number,
+    wI0: number,
+    wI1: number,
+    wL0: number,
+    wL1: number,
+    groups: number,
+    work: number,
+    row0: number,
+    row1: number,
+  ): void;
+  /** Work bytes `bilinear_forward` needs per thread. */
+  bilinear_forward_scratch_bytes(inW: number, outW: number): number;
   /** Widens float16 (1) / bfloat16 (2) bits to float32. */
   widen_to_f32(dtype: number, src: number, dst: number, n: number): void;
   /** Rounds float32 to float16 (1) / bfloat16 (2) bits, nearest even. */

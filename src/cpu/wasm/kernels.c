@@ -8,9 +8,11 @@
  *   groups.h/c  four planes per vector: the transposes between rows and lanes
  *   nearest.c   nearest-exact backward (1d and 2d)
  *   bilinear.c  bilinear 2d backward
+ *   forward.c   the forward ops: nearest-exact (1d and 2d) and bilinear 2d
  */
 
 #include "convert.c"
 #include "groups.c"
 #include "nearest.c"
 #include "bilinear.c"
+#include "forward.c"

@@ -19,6 +19,7 @@ import {
   type TableRule,
 } from "../../rules/tables.ts";
 import type { WasmKernels } from "./instance.ts";
+import type { KERNEL_EXPORTS } from "../threads/control.ts";
 
 const DTYPE_CODE = { float32: 0, float16: 1, bfloat16: 2 } as const;
 
@@ -143,8 +144,8 @@ function address(view: StorageView<CpuBuffer>): number {
  * how it splits into planes. One record, rewritten by every {@link prepareWasm}.
  */
 export interface PreparedCall {
-  /** Which export runs. */
-  kernel: "nearest_backward" | "bilinear_backward" | "bilinear_down2";
+  /** Which export runs (the forward ops' are prepared by src/cpu/forward/launch.ts). */
+  kernel: typeof KERNEL_EXPORTS[number];
   /** Its arguments; pointers are unsigned byte addresses. */
   readonly args: number[];
   /** Planes of the call (`args[3]`). */
@@ -301,6 +302,47 @@ export function runPrepared(kernels: WasmKernels, ready: PreparedCall): void {
       a[16],
       a[17],
       a[18],
+    );
+  } else if (ready.kernel === "bilinear_forward") {
+    e.bilinear_forward(
+      a[0],
+      a[1],
+      a[2],
+      a[3],
+      a[4],
+      a[5],
+      a[6],
+      a[7],
+      a[8],
+      a[9],
+      a[10],
+      a[11],
+      a[12],
+      a[13],
+      a[14],
+      a[15],
+      a[16],
+      a[17],
+      a[18],
+      a[19],
+      a[20],
+    );
+  } else if (ready.kernel === "nearest_forward") {
+    e.nearest_forward(
+      a[0],
+      a[1],
+      a[2],
+      a[3],
+      a[4],
+      a[5],
+      a[6],
+      a[7],
+      a[8],
+      a[9],
+      a[10],
+      a[11],
+      a[12],
+      a[13],
     );
   } else {
     e.nearest_backward(

@@ -1,0 +1,140 @@
+/**
+ * The adjoint check, which needs no model: for a forward op F and its backward B with the same
+ * sizes, scales and align_corners, `<F(x), g> = <x, B(g)>` for every `x` and `g` (B is F's
+ * transpose), up to the rounding of the two kernels. Run on one device, it proves that its forward
+ * and backward kernels share their index and weight conventions; an index rule that differs
+ * between them by one cell breaks it at once.
+ *
+ * The bound (docs/device-semantics.md, "The adjoint check"): with `W` F's matrix (weights >= 0)
+ * and `u = 2^-24`, each float32 kernel result is within `k u` of its exact value relative to the
+ * sum of its terms' magnitudes (`k`: the longest chain of roundings in one cell), so
+ * `|<F(x), g> - <x, B(g)>| <= (kF + kB) u <|x|, W^T |g|>`, and a 16-bit result adds one rounding of
+ * the dtype (`2^-11` float16, `2^-8` bfloat16) per cell of each side. `<|x|, W^T |g|>` is measured
+ * on the device itself, as `<|x|, B(|g|)>` (its own error is a factor `1 + kB u`, covered by 1 %
+ * headroom). Both dot products are summed in float64 on the host.
+ *
+ * @module
+ */
+
+import {
+  type Device,
+  type DType,
+  type Tensor,
+  upsampleBilinear2d,
+  upsampleBilinear2dBackward,
+  upsampleNearestExact1d,
+  upsampleNearestExact1dBackward,
+  upsampleNearestExact2d,
+  upsampleNearestExact2dBackward,
+} from "../../mod.ts";
+import type { UpsampleParams } from "../../src/rules/ops.ts";
+import { seededRandom } from "./cases.ts";
+
+/** The outcome of one pair. */
+export interface AdjointResult {
+  /** `<F(x), g>`, float64. */
+  readonly forwardDot: number;
+  /** `<x, B(g)>`, float64. */
+  readonly backwardDot: number;
+  /** The largest difference the two kernels' rounding allows. */
+  readonly bound: number;
+  /** `|forwardDot - backwardDot| / bound`: above 1 breaks the identity. */
+  readonly ratio: number;
+}
+
+const UNIT = 2 ** -24;
+const DTYPE_UNIT: Readonly<Record<DType, number>> = {
+  float32: 0,
+  float16: 2 ** -11,
+  bfloat16: 2 ** -8,
+};
+
+/**
+ * The rounding chains of F and B for a call (`kF`, `kB`): a nearest-exact forward copies (0), a
+ * bilinear one sums 4 weighted terms with rounded weights (8); a backward cell sums at most
+ * `prod(ceil(out / in) + 2)` terms, each product rounded, in one or two passes.
+ *
+ * @example
+ * ```ts
+ * import { roundingChains } from "./adjoint.ts";
+ * roundingChains({ op: "bilinear2d", dtype: "float32", inputSize: [1, 1, 4, 4], outputSize: [8, 8], scales: [0, 0], alignCorners: false });
+ * // { forward: 8, backward: 20 }
+ * ```
+ */
+export function roundingChains(call: UpsampleParams): { forward: number; backward: number } {
+  let terms = 1;
+  call.outputSize.forEach((out, d) => {
+    terms *= Math.ceil(out / call.inputSize[2 + d]) + 2;
+  });
+  return { forward: call.op === "bilinear2d" ? 8 : 0, backward: terms + 4 };
+}
+
+/**
+ * Runs one seeded pair: F on `forwardDevice`, B on `backwardDevice` (the same device for the
+ * check; two devices pair one family's forward with another's backward), with inputs exact in the
+ * dtype.
+ *
+ * @example
+ * ```ts ignore
+ * using device = Device.open({ backend: "cpu" });
+ * const r = await adjointPair(device, device, call, 7);
+ * r.ratio <= 1; // true: PyTorch's pair is adjoint
+ * ```
+ */
+export async function adjointPair(
+  forwardDevice: Device,
+  backwardDevice: Device,
+  call: UpsampleParams,
+  seed: number,
+): Promise<AdjointResult> {
+  const { dtype, inputSize, outputSize } = call;
+  const [n, c] = inputSize;
+  const gradShape = [n, c, ...outputSize];
+  const random = seededRandom(seed);
+  // Multiples of 1/64 in [-1, 1]: exact in every dtype.
+  const draw = (count: number): Float32Array =>
+    Float32Array.from({ length: count }, () => Math.round((random() * 2 - 1) * 64) / 64);
+  const x = draw(inputSize.reduce((a, b) => a * b, 1));
+  const g = draw(gradShape.reduce((a, b) => a * b, 1));
+  using xTensor = forwardDevice.tensor(x, inputSize, { dtype });
+  using gTensor = backwardDevice.tensor(g, gradShape, { dtype });
+  using gAbs = backwardDevice.tensor(g.map(Math.abs), gradShape, { dtype });
+  using y = forward(xTensor, call);
+  using gi = backward(gTensor, call);
+  using giAbs = backward(gAbs, call);
+  const [yValues, giValues, magnitudeValues] = await Promise.all([
+    y.toFloat32Array(),
+    gi.toFloat32Array(),
+    giAbs.toFloat32Array(),
+  ]);
+  let forwardDot = 0, backwardDot = 0, magnitude = 0;
+  for (let i = 0; i < g.length; i++) forwardDot += yValues[i] * g[i];
+  for (let i = 0; i < x.length; i++) {
+    backwardDot += x[i] * giValues[i];
+    magnitude += Math.abs(x[i]) * magnitudeValues[i];
+  }
+  const chains = roundingChains(call);
+  const gamma = (chains.forward + chains.backward) * UNIT + 2 * DTYPE_UNIT[dtype];
+  const bound = gamma * magnitude * 1.01 + 1e-300;
+  return { forwardDot, backwardDot, bound, ratio: Math.abs(forwardDot - backwardDot) / bound };
+}
+
+function forward(x: Tensor, call: UpsampleParams): Tensor {
+  const { op, outputSize, scales, alignCorners } = call;
+  if (op === "nearestExact1d") return upsampleNearestExact1d(x, { outputSize, scales: scales[0] });
+  const options = { outputSize, scalesH: scales[0], scalesW: scales[1] };
+  return op === "nearestExact2d"
+    ? upsampleNearestExact2d(x, options)
+    : upsampleBilinear2d(x, { ...options, alignCorners });
+}
+
+function backward(g: Tensor, call: UpsampleParams): Tensor {
+  const { op, inputSize, outputSize, scales, alignCorners } = call;
+  if (op === "nearestExact1d") {
+    return upsampleNearestExact1dBackward(g, { outputSize, inputSize, scales: scales[0] });
+  }
+  const options = { outputSize, inputSize, scalesH: scales[0], scalesW: scales[1] };
+  return op === "nearestExact2d"
+    ? upsampleNearestExact2dBackward(g, options)
+    : upsampleBilinear2dBackward(g, { ...options, alignCorners });
+}

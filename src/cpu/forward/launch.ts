@@ -1,0 +1,348 @@
+/**
+ * Runs a forward call on the WebAssembly kernels (`src/cpu/wasm/forward.c`) when its tensors allow
+ * it: both contiguous blocks of the kernels' heap. As the backward's `src/cpu/wasm/launch.ts`, the
+ * tables come from the rules (the same as the TypeScript kernels', {@link forwardLinearTable}) and
+ * are written into the kernels' scratch block once per shape; a prepared call is a
+ * {@link PreparedCall}, so the worker-thread plan (`KernelScheduler.run`) runs it as any other,
+ * cut into planes and bands of output rows (the same bits at any thread count).
+ *
+ * @module
+ */
+
+import type { StorageView, UpsampleOp } from "../../backend.ts";
+import { cachedTable, nearestTables, type TableRule } from "../../rules/tables.ts";
+import type { DType } from "../../tensor/dtype.ts";
+import { isContiguous } from "../../tensor/layout.ts";
+import type { CpuBuffer } from "../buffer.ts";
+import type { WasmKernels } from "../wasm/instance.ts";
+import { type PreparedCall, runPrepared } from "../wasm/launch.ts";
+import { bilinearArith, forwardLinearTable, isChannelsLast } from "./tables.ts";
+
+/**
+ * A forward call on the CPU backend's storage (`ForwardCall<CpuBuffer>` of src/backend.ts fits).
+ *
+ * @example
+ * ```ts ignore
+ * const call: WasmForwardCall = {
+ *   op: "bilinear2d", dtype: "float32", input, out, inputSize: [1, 3, 8, 8],
+ *   outputSize: [16, 16], scales: [0, 0], alignCorners: false,
+ * };
+ * ```
+ */
+export interface WasmForwardCall {
+  /** Which op. */
+  readonly op: UpsampleOp;
+  /** Element type of `input` and `out`. */
+  readonly dtype: DType;
+  /** The input, shape `inputSize`. */
+  readonly input: StorageView<CpuBuffer>;
+  /** The result, shape `[N, C, ...outputSize]`; fully overwritten. */
+  readonly out: StorageView<CpuBuffer>;
+  /** `[N, C, L]` or `[N, C, H, W]`. */
+  readonly inputSize: readonly number[];
+  /** `[L]` or `[H, W]`. */
+  readonly outputSize: readonly number[];
+  /** Scale factors per spatial dimension; 0: from the sizes. */
+  readonly scales: readonly number[];
+  /** Bilinear only. */
+  readonly alignCorners: boolean;
+  /** Whose tables (default `"pytorch"`). */
+  readonly rule?: TableRule;
+}
+
+const DTYPE_CODE = { float32: 0, float16: 1, bfloat16: 2 } as const;
+/** bilinear_forward's modes (forward.c). */
+const MODE_F32 = 0, MODE_BF16 = 1, MODE_TAIL_F32 = 2, MODE_TAIL_BF16 = 3;
+
+interface Plan {
+  readonly key: string;
+  readonly tables: readonly (Int32Array | Float32Array)[];
+  readonly offsets: readonly number[];
+  readonly workOffset: number;
+  readonly workBytes: number;
+  readonly mode: number;
+  /** nearest_forward's column pattern: 1 ow, 2 ow / 2, 3 2 ow + 1, 0 any other. */
+  readonly pattern: number;
+}
+
+const plans = new Map<string, Plan>();
+
+function align16(bytes: number): number {
+  return Math.ceil(bytes / 16) * 16;
+}
+
+/** The column map's pattern for nearest_forward (PATTERN_* of forward.c). */
+function columnPattern(index: Int32Array, inW: number): number {
+  const outW = index.length;
+  const all = (f: (ow: number) => number): boolean => {
+    for (let ow = 0; ow < outW; ow++) if (index[ow] !== f(ow)) return false;
+    return true;
+  };
+  if (outW === inW && all((ow) => ow)) return 1;
+  if (all((ow) => ow >> 1)) return 2;
+  if (2 * outW <= inW && all((ow) => 2 * ow + 1)) return 3;
+  return 0;
+}
+
+/**
+ * The shuffle groups of nearest_forward's gather_row: per 16 bytes of output (16 / size columns),
+ * the first input column and the byte masks of the 16 bytes there (kind 1) or of the 32 bytes
+ * (kind 2: the first vector's mask, then the second's, 0x80 where the other holds the byte), or
+ * kind 0 when the inputs do not fit (or a load would pass the row's end). 12 int32 per group.
+ */
+function gatherGroups(index: Int32Array, inW: number, size: number): Int32Array {
+  const per = 16 / size, count = Math.floor(index.length / per);
+  const groups = new Int32Array(12 * count);
+  const bytes = new Uint8Array(groups.buffer);
+  for (let g = 0; g < count; g++) {
+    const start = index[g * per], last = index[g * per + per - 1];
+    const kind = last - start < per && start + per <= inW
+      ? 1
+      : last - start < 2 * per && start + 2 * per <= inW
+      ? 2
+      : 0;
+    groups[12 * g] = start;
+    groups[12 * g + 1] = kind;
+    if (kind === 0) continue;
+    for (let j = 0; j < per; j++) {
+      for (let b = 0; b < size; b++) {
+        const byte = (index[g * per + j] - start) * size + b;
+        bytes[48 * g + 16 + j * size + b] = byte < 16 ? byte : 0x80;
+        if (kind === 2) bytes[48 * g + 32 + j * size + b] = byte >= 16 ? byte - 16 : 0x80;
+      }
+    }
+  }
+  return groups;
+}
+
+/** weight_class of forward.c: 1 a power of two or zero, 2 more than 8 significant bits, else 0. */
+function weightClass(w: number): number {
+  const bits = new Uint32Array(new Float32Array([w]).buffer)[0];
+  if ((bits & 0x7f800000) === 0x7f800000) return 0;
+  if ((bits & 0x007fffff) === 0) return 1;
+  return (bits & 0xffff) !== 0 ? 2 : 0;
+}
+
+/**
+ * The groups of bilinear_forward's gather4: per four output columns, the first input column and the
+ * byte masks selecting columns i0 and i1 from the 16 bytes there (kind 1) or the 32 bytes (kind 2:
+ * masks of the first vector, then of the second, 0x80 where the other vector holds the byte), kind 3
+ * for the even and odd columns of the 32 bytes (an exact 2x downscale), or kind 0 when they do not fit (or the loads would pass the row's end); and the class of the group's
+ * l0 (weight_class of forward.c, one for the four; 0 when they differ). 20 int32 per group.
+ */
+function lerpGroups(i0: Int32Array, i1: Int32Array, l0: Float32Array, inW: number): Int32Array {
+  const count = Math.floor(i0.length / 4);
+  const groups = new Int32Array(20 * count);
+  const bytes = new Uint8Array(groups.buffer);
+  for (let g = 0; g < count; g++) {
+    let start = Infinity, end = -Infinity;
+    const classes = new Set<number>();
+    for (let j = 0; j < 4; j++) {
+      start = Math.min(start, i0[4 * g + j], i1[4 * g + j]);
+      end = Math.max(end, i0[4 * g + j], i1[4 * g + j]);
+      classes.add(weightClass(l0[4 * g + j]));
+    }
+    // One class for the four lanes; mixed groups take the general fma4 (class 0).
+    groups[20 * g + 2] = classes.size === 1 ? [...classes][0] : 0;
+    let down2 = start + 8 <= inW;
+    for (let j = 0; j < 4; j++) {
+      if (i0[4 * g + j] !== start + 2 * j || i1[4 * g + j] !== start + 2 * j + 1) down2 = false;
+    }
+    const kind = down2
+      ? 3
+      : end - start < 4 && start + 4 <= inW
+      ? 1
+      : end - start < 8 && start + 8 <= inW
+      ? 2
+      : 0;
+    groups[20 * g] = start;
+    groups[20 * g + 1] = kind;
+    if (kind === 0 || kind === 3) continue;
+    for (let j = 0; j < 4; j++) {
+      for (let b = 0; b < 4; b++) {
+        for (const [m, column] of [[0, i0[4 * g + j]], [1, i1[4 * g + j]]]) {
+          const byte = 4 * (column - start) + b;
+          bytes[80 * g + 16 + 16 * m + 4 * j + b] = byte < 16 ? byte : 0x80;
+          if (kind === 2) bytes[80 * g + 48 + 16 * m + 4 * j + b] = byte >= 16 ? byte - 16 : 0x80;
+        }
+      }
+    }
+  }
+  return groups;
+}
+
+function layout(tables: readonly (Int32Array | Float32Array)[]): {
+  offsets: number[];
+  bytes: number;
+} {
+  const offsets: number[] = [];
+  let bytes = 0;
+  for (const table of tables) {
+    offsets.push(bytes);
+    bytes += align16(table.byteLength);
+  }
+  return { offsets, bytes };
+}
+
+function buildPlan(kernels: WasmKernels, call: WasmForwardCall, key: string): Plan {
+  const { inputSize, outputSize, scales } = call;
+  const rule = call.rule ?? "pytorch";
+  const twoD = inputSize.length === 4;
+  const inH = twoD ? inputSize[2] : 1, inW = inputSize[inputSize.length - 1];
+  const outH = twoD ? outputSize[0] : 1, outW = outputSize[outputSize.length - 1];
+  let tables: (Int32Array | Float32Array)[];
+  let work = 0, mode = -1, pattern = 0;
+  if (call.op === "bilinear2d") {
+    const arith = bilinearArith(call.dtype, rule);
+    const ac = call.alignCorners;
+    const th = forwardLinearTable(inH, outH, ac, scales[0], arith, rule, 0);
+    const tw = forwardLinearTable(inW, outW, ac, scales[1], arith, rule, 1);
+    tables = [
+      th.i0,
+      th.i1,
+      th.l0,
+      th.l1,
+      tw.i0,
+      tw.i1,
+      tw.l0,
+      tw.l1,
+      lerpGroups(tw.i0, tw.i1, tw.l0, inW),
+    ];
+    const tail = rule === "pytorch" && inputSize[1] === 1;
+    mode = arith === "bfloat16"
+      ? (tail ? MODE_TAIL_BF16 : MODE_BF16)
+      : (tail ? MODE_TAIL_F32 : MODE_F32);
+    work = kernels.exports.bilinear_forward_scratch_bytes(inW, outW);
+  } else {
+    const hIdx = twoD ? nearestTables(inH, outH, scales[0], rule).index : Int32Array.of(0);
+    const wIdx = nearestTables(inW, outW, scales[scales.length - 1], rule).index;
+    tables = [hIdx, wIdx, gatherGroups(wIdx, inW, call.dtype === "float32" ? 4 : 2)];
+    pattern = columnPattern(wIdx, inW);
+  }
+  const { offsets, bytes } = layout(tables);
+  return { key, tables, offsets, workOffset: bytes, workBytes: align16(work), mode, pattern };
+}
+
+/** Byte address of a view's first element. */
+function address(view: StorageView<CpuBuffer>): number {
+  return view.handle.ptr + view.offset * (view.dtype === "float32" ? 4 : 2);
+}
+
+/**
+ * Whether `call` can run on the wasm kernels: input and out contiguous blocks of `kernels`' heap,
+ * and not one of the layouts only the TypeScript kernels reproduce (bilinear on a contiguous input
+ * PyTorch also sees as channels-last with C > 1: H = W = 1).
+ *
+ * @example
+ * ```ts ignore
+ * if (!wasmForwardEligible(kernels, call)) bilinear2dForwardCpu(args);
+ * ```
+ */
+export function wasmForwardEligible(kernels: WasmKernels, call: WasmForwardCall): boolean {
+  const { input, out } = call;
+  if (input.handle.heap !== kernels.heap || out.handle.heap !== kernels.heap) return false;
+  if (!isContiguous(input) || !isContiguous(out)) return false;
+  if (call.op !== "bilinear2d" || (call.rule ?? "pytorch") !== "pytorch") return true;
+  return call.inputSize[1] === 1 || !isChannelsLast(call.inputSize, input.strides);
+}
+
+const prepared: PreparedCall = {
+  kernel: "nearest_forward",
+  args: [],
+  planes: 0,
+  outPlaneBytes: 0,
+  gradPlaneBytes: 0,
+  workArg: -1,
+  workBytes: 0,
+  rows: 0,
+  bandable: true,
+};
+
+/**
+ * Looks up the plan of an eligible `call` (see {@link wasmForwardEligible}), writes its tables into
+ * the scratch block (unless already there) with work space for `slots` threads, and returns the
+ * kernel call (a shared record, valid until the next call), or null when the scratch space cannot
+ * be had. `gradPlaneBytes` of the record is the input's plane (the workers step the third argument
+ * by it), `rows` the output rows.
+ *
+ * @example
+ * ```ts ignore
+ * const ready = prepareWasmForward(kernels, call, 2);
+ * if (ready !== null) await scheduler.run(ready);
+ * ```
+ */
+export function prepareWasmForward(
+  kernels: WasmKernels,
+  call: WasmForwardCall,
+  slots: number,
+): PreparedCall | null {
+  const { inputSize, outputSize, scales } = call;
+  const rule = call.rule ?? "pytorch";
+  const key = `fwd:${rule}:${call.op}:${call.dtype}:${inputSize[1] === 1}:${inputSize.join(",")}:` +
+    `${outputSize.join(",")}:${scales.join(",")}:${call.alignCorners}`;
+  let plan = kernels.plan as Plan | null;
+  if (plan === null || plan.key !== key) {
+    plan = cachedTable(plans, key, () => buildPlan(kernels, call, key));
+  }
+  const base = kernels.scratch(plan.workOffset + slots * plan.workBytes);
+  if (base < 0) return null;
+  if (kernels.plan !== plan || kernels.planBase !== base) {
+    const i32 = kernels.i32, f32 = kernels.f32;
+    for (let i = 0; i < plan.tables.length; i++) {
+      const table = plan.tables[i];
+      (table instanceof Int32Array ? i32 : f32).set(table, (base + plan.offsets[i]) / 4);
+    }
+    kernels.plan = plan;
+    kernels.planBase = base;
+  }
+  const twoD = inputSize.length === 4;
+  const inH = twoD ? inputSize[2] : 1, inW = inputSize[inputSize.length - 1];
+  const outH = twoD ? outputSize[0] : 1, outW = outputSize[outputSize.length - 1];
+  const size = call.dtype === "float32" ? 4 : 2;
+  const at = plan.offsets, args = prepared.args;
+  args.length = 0;
+  args.push(DTYPE_CODE[call.dtype], address(call.out), address(call.input));
+  args.push(inputSize[0] * inputSize[1]);
+  if (call.op === "bilinear2d") {
+    prepared.kernel = "bilinear_forward";
+    args.push(plan.mode, inH, inW, outH, outW);
+    for (let i = 0; i < 9; i++) args.push(base + at[i]);
+    prepared.workArg = args.push(base + plan.workOffset) - 1;
+  } else {
+    prepared.kernel = "nearest_forward";
+    args.push(inH, inW, outH, outW, base + at[0], base + at[1], base + at[2], plan.pattern);
+    prepared.workArg = -1;
+  }
+  args.push(0, outH);
+  prepared.planes = args[3];
+  prepared.outPlaneBytes = outH * outW * size;
+  prepared.gradPlaneBytes = inH * inW * size;
+  prepared.workBytes = plan.workBytes;
+  prepared.rows = outH;
+  prepared.bandable = true;
+  return prepared;
+}
+
+/**
+ * Runs a forward `call` on the wasm kernels on the calling thread and returns true, or returns false
+ * (having done nothing) when it is not eligible ({@link wasmForwardEligible}) or the scratch space
+ * cannot be had. `slots`: work space kept for that many threads (so that the scratch block does not
+ * move between calls run here and calls run by workers).
+ *
+ * @example
+ * ```ts ignore
+ * if (!launchWasmForward(kernels, call)) nearestExact2dForwardCpu(args);
+ * ```
+ */
+export function launchWasmForward(
+  kernels: WasmKernels,
+  call: WasmForwardCall,
+  slots = 1,
+): boolean {
+  if (!wasmForwardEligible(kernels, call)) return false;
+  if (call.inputSize[0] * call.inputSize[1] === 0) return true;
+  const ready = prepareWasmForward(kernels, call, slots);
+  if (ready === null) return false;
+  runPrepared(kernels, ready);
+  return true;
+}
