@@ -275,5 +275,11 @@ function ascendTarget(options: DeviceOpenOptions, backend: string): AscendTarget
         `and 310P, got soc ${socText}: the 950 runs its own kernels (ascendFma)`,
     );
   }
-  return { generation, bilinearApi: "v2", fma: ascendFma ?? true, tbeFma: tbeFma ?? false };
+  return {
+    generation,
+    bilinearApi: "v2",
+    fma: ascendFma ?? true,
+    tbeFma: tbeFma ?? false,
+    ...(soc === undefined ? {} : { soc }),
+  };
 }

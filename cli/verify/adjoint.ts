@@ -17,7 +17,7 @@
  */
 
 import {
-  type Device,
+  Device,
   type DType,
   type Tensor,
   upsampleBilinear2d,
@@ -28,7 +28,10 @@ import {
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
-import { seededRandom } from "./cases.ts";
+import { FAMILY_NAMES } from "../../src/rules/generation.ts";
+import type { VerifyOptions } from "./args.ts";
+import { makeCases, seededRandom } from "./cases.ts";
+import { referenceOf } from "./compare.ts";
 
 /** The outcome of one pair. */
 export interface AdjointResult {
@@ -137,4 +140,119 @@ function backward(g: Tensor, call: UpsampleParams): Tensor {
   return op === "nearestExact2d"
     ? upsampleNearestExact2dBackward(g, options)
     : upsampleBilinear2dBackward(g, { ...options, alignCorners });
+}
+
+/** What an adjoint run found. */
+export interface AdjointSummary {
+  /** Pairs run. */
+  readonly pairs: number;
+  /** Pairs outside the bound that no device fact explains (each a failure). */
+  readonly failures: number;
+  /** Pairs outside the bound where the device's forward and backward differ by construction. */
+  readonly deviceFacts: number;
+  /** Pairs the device's family does not run in one direction (not compared). */
+  readonly skipped: number;
+}
+
+/**
+ * Runs the adjoint check over `cases` on `forwardDevice` and `backwardDevice` (the same NPU for
+ * `verify --adjoint`) and prints, per op, dtype and family, the worst ratio to the bound; a pair
+ * outside it is a FAILURE unless `deviceFact` names why the device's own forward and backward
+ * differ by construction (then a DEVICE FACT line).
+ *
+ * @example
+ * ```ts ignore
+ * const summary = await adjointReport(npu, npu, cases, () => Promise.resolve(null), console.log);
+ * ```
+ */
+export async function adjointReport(
+  forwardDevice: Device,
+  backwardDevice: Device,
+  cases: readonly UpsampleParams[],
+  deviceFact: (call: UpsampleParams, seed: number) => Promise<string | null>,
+  log: (line: string) => void,
+  seed = 1,
+): Promise<AdjointSummary> {
+  const worst = new Map<string, number>();
+  let failures = 0, facts = 0, skipped = 0, pairs = 0;
+  for (const [k, call] of cases.entries()) {
+    let result: AdjointResult;
+    try {
+      result = await adjointPair(forwardDevice, backwardDevice, call, seed + k);
+    } catch (error) {
+      // What one direction's family does not run is refused before the device.
+      if (!(error instanceof TypeError || error instanceof RangeError)) throw error;
+      skipped++;
+      log(`SKIPPED ${describe(call)}: ${error.message}`);
+      continue;
+    }
+    pairs++;
+    const key = `${call.op} ${call.dtype}`;
+    worst.set(key, Math.max(worst.get(key) ?? 0, result.ratio));
+    if (result.ratio <= 1) continue;
+    const fact = await deviceFact(call, seed + k);
+    const numbers = `<F(x), g> = ${result.forwardDot}, <x, B(g)> = ${result.backwardDot}, ` +
+      `${result.ratio.toFixed(1)} times the bound ${result.bound.toExponential(2)}`;
+    if (fact !== null) {
+      facts++;
+      log(`DEVICE FACT ${describe(call)}: ${numbers}; ${fact}`);
+    } else {
+      failures++;
+      log(`FAILURE ${describe(call)}: ${numbers}`);
+    }
+  }
+  for (const [key, ratio] of [...worst].sort()) {
+    log(`adjoint ${key}: worst |<F(x), g> - <x, B(g)>| / bound = ${ratio.toFixed(3)}`);
+  }
+  log(
+    `adjoint: ${pairs} pairs, ${failures} outside the bound, ${facts} device facts, ` +
+      `${skipped} not run by the family`,
+  );
+  return { pairs, failures, deviceFacts: facts, skipped };
+}
+
+function describe(call: UpsampleParams): string {
+  const scales = call.scales.some((s) => s !== 0) ? ` scales [${call.scales.join(", ")}]` : "";
+  const align = call.op === "bilinear2d" ? ` alignCorners ${call.alignCorners}` : "";
+  return `${call.op} ${call.dtype} [${call.inputSize.join(", ")}] <-> ` +
+    `[${call.outputSize.join(", ")}]${scales}${align}`;
+}
+
+/**
+ * `verify --adjoint` on `npu`: seeded pairs of every op and dtype its family runs both ways, each
+ * checked on the device; a pair outside the bound is a device fact when the family's device
+ * reference (the CPU computing each kernel as its source says) breaks the identity on it too, else
+ * a failure.
+ *
+ * @example
+ * ```ts ignore
+ * const summary = await verifyAdjoint(npu, parseVerifyArgs(["--adjoint"]), console.log);
+ * ```
+ */
+export async function verifyAdjoint(
+  npu: Device,
+  options: VerifyOptions,
+  log: (line: string) => void,
+): Promise<AdjointSummary> {
+  const { target, options: bound } = referenceOf(npu, options.soc);
+  if (target.unsupported !== undefined) {
+    throw new RangeError(`verify --soc ${options.soc}: ${target.unsupported}`);
+  }
+  log(
+    `adjoint check on ${npu.name}: ${FAMILY_NAMES[target.generation]} (${target.reason}); each ` +
+      `pair's reference classifies what lies outside the bound`,
+  );
+  using reference = Device.open({
+    backend: "cpu",
+    numerics: "device",
+    ...(bound.soc === undefined ? {} : { soc: bound.soc }),
+  });
+  const cases = makeCases(options.cases, options.seed, options.dtypes);
+  const fact = async (call: UpsampleParams, seed: number): Promise<string | null> => {
+    const onReference = await adjointPair(reference, reference, call, seed);
+    if (onReference.ratio <= 1) return null;
+    return `the family's forward and backward kernels differ by construction here: its device ` +
+      `reference breaks the identity too (${onReference.ratio.toFixed(1)} times the bound)`;
+  };
+  return await adjointReport(npu, npu, cases, fact, log, options.seed);
 }

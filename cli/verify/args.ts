@@ -34,6 +34,11 @@ export interface VerifyOptions {
    * same bits (default true, where the runtime has deterministic mode; `--no-repeat`: false).
    */
   readonly repeat: boolean;
+  /**
+   * `--adjoint`: run the adjoint check instead (`<F(x), g> = <x, B(g)>` for seeded pairs of each
+   * forward op and its backward on the NPU, within the bound of their rounding; no model).
+   */
+  readonly adjoint: boolean;
   /** `--help`: print {@linkcode HELP} and run nothing. */
   readonly help: boolean;
 }
@@ -42,7 +47,7 @@ export interface VerifyOptions {
 export const USAGE: string =
   `usage: deno task verify [--cases N] [--seed S] [--lib-dir DIR] [--device-id I]
                         [--dtype float32|float16|bfloat16|all] [--soc NAME] [--no-repeat]
-                        [--help]`;
+                        [--adjoint] [--help]`;
 
 /** The `--help` text: usage, flags, exit codes. */
 export const HELP: string = `verify: checks an Ascend NPU's upsampling backward results against the
@@ -64,6 +69,11 @@ flags:
                    mode, every configuration run in it (every fifth seeded one and the three
                    bilinear calls that reach the deterministic route) runs twice and must give the
                    same bits (on the host emulation with two different atomic-order seeds)
+  --adjoint        instead, the adjoint check, which needs no model: for seeded pairs x, g each
+                   forward op F and its backward B on the NPU must satisfy <F(x), g> = <x, B(g)>
+                   within the bound of their float32 (or 16-bit) rounding; a pair outside it is
+                   a FAILURE unless the device's own forward and backward differ by construction
+                   there (a DEVICE FACT line names why); the worst ratio per op and dtype
   --help           print this text and exit
 
 permissions: --allow-ffi --allow-env --allow-read
@@ -113,6 +123,7 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
         dtype: { type: "string", default: "all" },
         soc: { type: "string" },
         "no-repeat": { type: "boolean", default: false },
+        adjoint: { type: "boolean", default: false },
         help: { type: "boolean", default: false },
       },
     }));
@@ -139,6 +150,7 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
     dtypes: dtype === "all" ? DTYPES : [dtype],
     ...(values.soc === undefined ? {} : { soc: soc(values.soc) }),
     repeat: !values["no-repeat"],
+    adjoint: values.adjoint,
     help: values.help,
   };
 }

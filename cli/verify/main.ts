@@ -28,6 +28,7 @@ import { Device } from "../../src/device.ts";
 import { HELP, parseVerifyArgs } from "./args.ts";
 import { parseCommand } from "../usage.ts";
 import { verifyDevice } from "./verify.ts";
+import { verifyAdjoint } from "./adjoint.ts";
 
 /**
  * The command: parses `args`, opens the NPU (with `--lib-dir`/`--device-id`), verifies it, and
@@ -53,6 +54,10 @@ export async function main(args: readonly string[]): Promise<number> {
       `verify: no usable NPU (Device.open picked the CPU backend): ${npu.fallbackReason}`,
     );
     return 2;
+  }
+  if (options.adjoint) {
+    const adjoint = await verifyAdjoint(npu, options, console.log);
+    return adjoint.failures === 0 ? 0 : 1;
   }
   console.log(`verifying ${npu.name} against the device reference (seed ${options.seed})`);
   const summary = await verifyDevice(npu, options, console.log);

@@ -151,6 +151,12 @@ ACLEMU_VISIBILITY int32_t aclemuTbeFma(void);
  * in force. */
 ACLEMU_VISIBILITY void aclemuSetTbeZeroWeightFault(int32_t on);
 ACLEMU_VISIBILITY int32_t aclemuTbeZeroWeightFault(void);
+/* A planted fault for the adjoint check (not a device rule): the forward nearest-exact kernels read
+ * the input column one to the right of the rule's (clamped to the last), so the device's forward no
+ * longer transposes its backward. 1 on, 0 off, < 0 restores ACLEMU_FORWARD_SHIFT_FAULT ("0"/"1",
+ * default 0). Taken by each launch at phase 2; aclemuResetFaults restores the environment's value. */
+ACLEMU_VISIBILITY void aclemuSetForwardShiftFault(int32_t on);
+ACLEMU_VISIBILITY int32_t aclemuForwardShiftFault(void);
 /* NpuArch of the emulated SoC from the platform table (hicann/runtime platform_config *.ini): 2201
  * (Atlas A2/A3), 3510 (Ascend 950), 1001 (Atlas training: Ascend910A, Ascend910B (first
  * generation), Ascend910ProA/ProB/PremiumA), 2002 (Ascend310P*), or another arch the operators do
@@ -161,7 +167,8 @@ ACLEMU_VISIBILITY int32_t aclemuNpuArch(void);
 /* Disarms every fault (aclemuFailNextEvent included), sets the stream delay to 0, the launch count to
  * 0 and the last deterministic value to -1, drops an aclemuSetDeviceMemory override, zeroes the kernel
  * counters (aclemuLastKernel ""), restarts the atomic seed sequence from the environment's base and
- * drops the aclemuSetFmaContraction, aclemuSetTbeFma and aclemuSetTbeZeroWeightFault overrides. Live
+ * drops the aclemuSetFmaContraction, aclemuSetTbeFma, aclemuSetTbeZeroWeightFault and
+ * aclemuSetForwardShiftFault overrides. Live
  * counters (allocations, objects, streams, events) and the referenced-free and finalize counters
  * are not touched (compare them before and after). */
 ACLEMU_VISIBILITY void aclemuResetFaults(void);

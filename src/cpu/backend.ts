@@ -13,7 +13,6 @@ import type {
   Backend,
   ForwardCall,
   MemoryInfo,
-  StorageView,
   TensorLimit,
   UpsampleCall,
   UpsampleParams,
@@ -33,27 +32,20 @@ import {
   type Numerics,
 } from "../rules/numerics.ts";
 import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
-import type { DeterministicRoute } from "../rules/route.ts";
 import { runRouteCpu } from "./route_cpu.ts";
-import type { BilinearBackwardArgs, StridedArray } from "./types.ts";
-import {
-  bilinear2dBackwardCpu,
-  nearestExact1dBackwardCpu,
-  nearestExact2dBackwardCpu,
-} from "./mod.ts";
+import { forwardPlan } from "../rules/forward_device.ts";
+import { forwardDeviceCpu } from "./forward_device.ts";
 import { TaskQueue } from "./task_queue.ts";
 import { KernelScheduler } from "./threads/scheduler.ts";
 import { STACK_BYTES, WasmKernels } from "./wasm/instance.ts";
-import { launchWasm, type PreparedCall, prepareWasm, wasmEligible } from "./wasm/launch.ts";
 import {
-  bilinear2dForwardCpu,
-  launchWasmForward,
-  nearestExact1dForwardCpu,
-  nearestExact2dForwardCpu,
-  prepareWasmForward,
-  type UpsampleForwardArgs,
-  wasmForwardEligible,
-} from "./forward/mod.ts";
+  type AnyCall,
+  eligible,
+  forwardArgs,
+  kernelArgs,
+  launchHere,
+  prepare,
+} from "./dispatch.ts";
 
 // One tensor takes at most a wasm32 memory (4 GiB), whichever kernels run: past it the backend would
 // fall back to a host array as large, slowly, with the TypeScript kernels alone to run on it.
@@ -278,11 +270,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
     if (this.numerics === "device") {
       // Deterministic mode where the device's kernel adds in a free order: its deterministic route.
       const route = deterministicRouteOf(call, this.ascend, this.#routeOptions);
-      if (route !== null) {
-        if (this.#queue.busy) this.#queue.run(() => this.#runRoute(call, route, false));
-        else this.#runRoute(call, route, true);
-        return;
-      }
+      if (route !== null) return this.#runInOrder(() => runRouteCpu(kernelArgs(call), route));
       call = ascendCall(call, this.ascend);
     }
     if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));
@@ -292,29 +280,36 @@ export class CpuBackend implements Backend<CpuBuffer> {
   /** Rejects forward results too large for one host typed array, before anything is allocated. */
   checkForwardSupported(params: UpsampleParams & { readonly deterministic: boolean }): void {
     const { op, dtype, inputSize, outputSize } = params;
-    if (this.numerics === "device") {
-      throw new TypeError(
-        `${FORWARD_OP_SPECS[op].name}: the device reference of the forward ops is not built yet`,
-      );
-    }
+    // What the family refuses (forwardPlan throws it), before anything is allocated.
+    if (this.numerics === "device") forwardPlan(params, this.ascend);
     const shape = [inputSize[0], inputSize[1], ...outputSize];
     checkFits(this, dtype, shape, elementCount(shape), `${FORWARD_OP_SPECS[op].name}: the result`);
   }
 
   /** Runs the forward op now, or queues it (a large op with several threads, or while work is queued). */
   launchForward(call: ForwardCall<CpuBuffer>): void {
+    if (this.numerics === "device") {
+      const plan = forwardPlan(call, this.ascend);
+      return this.#runInOrder(() => forwardDeviceCpu(forwardArgs(call), plan));
+    }
     if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));
     else this.#queue.hold(this.#launch(call, true));
   }
 
-  #runRoute(call: UpsampleCall<CpuBuffer>, route: DeterministicRoute, direct: boolean): void {
-    if (this.#closed) return;
-    try {
-      runRouteCpu(kernelArgs(call), route);
-    } catch (error) {
-      if (direct) throw error;
-      this.#failure ??= error;
-    }
+  // Runs `task` (a device-reference kernel, always on the calling thread) now, or after the work
+  // queued so far; a queued failure is reported by the next download or synchronize.
+  #runInOrder(task: () => void): void {
+    const run = (direct: boolean): void => {
+      if (this.#closed) return;
+      try {
+        task();
+      } catch (error) {
+        if (direct) throw error;
+        this.#failure ??= error;
+      }
+    };
+    if (this.#queue.busy) this.#queue.run(() => run(false));
+    else run(true);
   }
 
   // Runs the op on the calling thread, or starts it on the workers and returns when they are done.
@@ -363,20 +358,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
   }
 
   #launchHere(call: AnyCall): void {
-    if (isForward(call)) {
-      if (this.#kernels !== null && launchWasmForward(this.#kernels, call, this.threads)) return;
-      const args = forwardArgs(call);
-      if (call.op === "nearestExact1d") nearestExact1dForwardCpu(args);
-      else if (call.op === "nearestExact2d") nearestExact2dForwardCpu(args);
-      else bilinear2dForwardCpu(args);
-      return;
-    }
-    if (this.#kernels !== null && launchWasm(this.#kernels, call, this.threads)) return;
-    // Views are taken after launchWasm, which may have grown the memory.
-    const args = kernelArgs(call);
-    if (call.op === "nearestExact1d") nearestExact1dBackwardCpu(args);
-    else if (call.op === "nearestExact2d") nearestExact2dBackwardCpu(args);
-    else bilinear2dBackwardCpu(args);
+    launchHere(this.#kernels, call, this.threads);
   }
 
   /** The CPU kernels are deterministic whatever the mode. */
@@ -413,55 +395,4 @@ export class CpuBackend implements Backend<CpuBuffer> {
     this.#scheduler?.close();
     for (const task of this.#queue.clear()) task();
   }
-}
-
-type AnyCall = UpsampleCall<CpuBuffer> | ForwardCall<CpuBuffer>;
-
-function isForward(call: AnyCall): call is ForwardCall<CpuBuffer> {
-  return (call as { input?: unknown }).input !== undefined;
-}
-
-function eligible(kernels: WasmKernels, call: AnyCall): boolean {
-  return isForward(call) ? wasmForwardEligible(kernels, call) : wasmEligible(kernels, call);
-}
-
-function prepare(kernels: WasmKernels, call: AnyCall, slots: number): PreparedCall | null {
-  return isForward(call)
-    ? prepareWasmForward(kernels, call, slots)
-    : prepareWasm(kernels, call, slots);
-}
-
-// The forward kernels' arguments.
-function forwardArgs(call: ForwardCall<CpuBuffer>): UpsampleForwardArgs {
-  return {
-    input: strided(call.input),
-    out: strided(call.out),
-    inputSize: call.inputSize,
-    outputSize: call.outputSize,
-    scales: call.scales,
-    alignCorners: call.alignCorners,
-    rule: call.rule,
-  };
-}
-
-// The TypeScript kernels' arguments: the call's views over the buffers as they are now.
-function kernelArgs(call: UpsampleCall<CpuBuffer>): BilinearBackwardArgs {
-  return {
-    gradOutput: strided(call.gradOutput),
-    out: strided(call.out),
-    inputSize: call.inputSize,
-    outputSize: call.outputSize,
-    scales: call.scales,
-    rule: call.rule,
-    alignCorners: call.alignCorners,
-  };
-}
-
-function strided(view: StorageView<CpuBuffer>): StridedArray {
-  return {
-    data: view.handle.view(),
-    dtype: view.dtype,
-    strides: view.strides,
-    offset: view.offset,
-  };
 }

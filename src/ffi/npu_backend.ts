@@ -16,7 +16,8 @@ import type {
 } from "../backend.ts";
 import { checkAscendEmpty } from "../rules/ascend_a2.ts";
 import { type AscendGeneration, generationOfSoc, type SocGeneration } from "../rules/generation.ts";
-import { checkFamilySupports, checkForwardFamilySupports } from "../rules/family.ts";
+import { checkFamilySupports } from "../rules/family.ts";
+import { forwardPlan } from "../rules/forward_device.ts";
 import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
 import type { AscendTarget } from "../rules/numerics.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
@@ -198,7 +199,12 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
   #ascendTarget(): AscendTarget {
     if (this.#target === null) {
       const bilinearApi = opApiName(this.runtime.libs, "bilinear2d").endsWith("V2") ? "v2" : "v1";
-      this.#target = { generation: this.generation, bilinearApi, fma: true };
+      this.#target = {
+        generation: this.generation,
+        bilinearApi,
+        fma: true,
+        ...(this.soc === null ? {} : { soc: this.soc }),
+      };
     }
     return this.#target;
   }
@@ -239,7 +245,8 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
    * What the family does not run and a missing operator symbol, before anything is allocated.
    */
   checkForwardSupported(params: UpsampleParams & { readonly deterministic: boolean }): void {
-    checkForwardFamilySupports(params, this.socGeneration.generation);
+    // What the family refuses or leaves undefined (its plan throws it), as the device reference.
+    forwardPlan(params, this.#ascendTarget());
     const missing = missingForwardApi(this.runtime.libs, params.op);
     if (missing !== null) throw new MissingSymbolError(missing, this.runtime.libs.opapiPath);
   }

@@ -91,7 +91,8 @@ export function resolveForward(op: UpsampleOp, input: unknown, options: unknown)
   }
   const keys = spec.scaleKeys;
   const scales = outputSize.map((size, i) =>
-    resolveScale(op, spec, i, opts[keys[i]], inputSize[2 + i], size)
+    // The forward ops have no enlargement limit (their op_api checks none; PyTorch has none).
+    resolveScale(op, spec, i, opts[keys[i]], inputSize[2 + i], size, false)
   );
   const alignCorners = opts.alignCorners ?? false;
   if (typeof alignCorners !== "boolean") {

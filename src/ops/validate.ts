@@ -190,7 +190,8 @@ export function fail(spec: OpSpec, Kind: typeof TypeError, message: string): nev
 
 /**
  * One scale factor: a number, finite, >= 0, consistent with the sizes, within aclnn's nearest-exact
- * limit. Returns it (+0 for "derive from the sizes").
+ * limit (the backward ops'; `nearestLimit` false for the forward ops, which have none). Returns it
+ * (+0 for "derive from the sizes").
  */
 export function resolveScale(
   op: UpsampleOp,
@@ -199,6 +200,7 @@ export function resolveScale(
   given: unknown,
   input: number,
   output: number,
+  nearestLimit = true,
 ): number {
   const key = spec.scaleKeys[i];
   const value = given ?? 0;
@@ -225,7 +227,7 @@ export function resolveScale(
   // aclnn requires (scale > 0 ? 1 / scale : in / out) >= 0.02: the forward op may enlarge a
   // dimension at most 50 times (ops-cv aclnn_upsample_nearest_exact*_backward.cpp).
   const ratio = scale > 0 ? 1 / scale : input / output;
-  if (op !== "bilinear2d" && ratio < 1 / MAX_NEAREST_SCALE) {
+  if (nearestLimit && op !== "bilinear2d" && ratio < 1 / MAX_NEAREST_SCALE) {
     fail(
       spec,
       RangeError,

@@ -6,7 +6,7 @@
  */
 
 import { type AscendGeneration, FAMILY_NAMES } from "./generation.ts";
-import { FORWARD_OP_SPECS, OP_SPECS, type UpsampleParams } from "./ops.ts";
+import { OP_SPECS, type UpsampleParams } from "./ops.ts";
 
 /**
  * Throws a `TypeError` for a call the family does not run: on the Atlas training (910) and inference
@@ -41,29 +41,4 @@ export function checkFamilySupports(params: UpsampleParams, generation: AscendGe
         `answers 161002 there); use float16 or float32`,
     );
   }
-}
-
-/**
- * Throws a `TypeError` for a forward call the family does not run: nearest-exact on the Atlas
- * training series (910): the forward ops' support tables (hicann/ops-cv image/upsample_nearest
- * docs) name Ascend 950, A3, A2 and the inference series (310P), not the training series.
- *
- * @throws {TypeError} naming the op, the family and what to do instead
- * @example
- * ```ts
- * import { checkForwardFamilySupports } from "./family.ts";
- * const call = { op: "bilinear2d", dtype: "float32", inputSize: [1, 1, 4, 4], outputSize: [8, 8], scales: [0, 0], alignCorners: false } as const;
- * checkForwardFamilySupports(call, "910"); // fine: bilinear runs there
- * ```
- */
-export function checkForwardFamilySupports(
-  params: UpsampleParams,
-  generation: AscendGeneration,
-): void {
-  if (generation !== "910" || params.op === "bilinear2d") return;
-  throw new TypeError(
-    `${FORWARD_OP_SPECS[params.op].name} is not supported on the ${FAMILY_NAMES[generation]}: ` +
-      `the operator's support table names Ascend 950, Atlas A2/A3 and the Atlas inference series ` +
-      `(310P) only; run it on the CPU backend (Device.open({ backend: "cpu" }))`,
-  );
 }

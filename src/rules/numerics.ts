@@ -48,6 +48,11 @@ export interface AscendTarget {
    * rounds once (the source does not say; default false: each step rounds). Ignored on the 950.
    */
   readonly tbeFma?: boolean;
+  /**
+   * The SoC name (`aclrtGetSocName`), where a kernel choice depends on more than the generation
+   * (the 950's forward kernels read its vector core count); unset: the generation's default SoC.
+   */
+  readonly soc?: string;
 }
 
 /** The target of a device reference opened without options: Atlas A2/A3, bilinear V2. */

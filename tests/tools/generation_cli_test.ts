@@ -28,6 +28,7 @@ async function run(
       "ACLEMU_TBE_FMA",
       "ACLEMU_ATOMIC_SEED",
       "ACLEMU_TBE_ZERO_WEIGHT_FAULT",
+      "ACLEMU_FORWARD_SHIFT_FAULT",
       "ACLNN_LIB_DIR",
     ]
   ) {
@@ -250,4 +251,35 @@ Deno.test({
     other.text,
     /Ascend310B1 \(NpuArch 3002, Ascend310B: Atlas 200I\/500 A2\) runs none of/,
   );
+});
+
+Deno.test({
+  name: "verify --adjoint: passes on every family (device facts named), fails on a planted shift",
+  ignore,
+}, async (t) => {
+  for (const soc of [A2, A950, A910, A310P]) {
+    await t.step(soc, async () => {
+      const { code, text } = await run("verify", soc, [
+        "--adjoint",
+        "--cases",
+        "30",
+        "--seed",
+        "3",
+      ]);
+      assert.equal(code, 0, text);
+      assert.match(text, /^adjoint: \d+ pairs, 0 outside the bound, \d+ device facts/m);
+      assert.match(text, /^adjoint bilinear2d float32: worst .* = 0\.\d+$/m);
+      if (soc === A2 || soc === A950) {
+        // Nearest-exact's forward floors (o + 0.5) * s while its backward gathers ranges: ties.
+        assert.match(text, /^DEVICE FACT nearestExact\w+ .*differ by construction/m);
+      }
+    });
+  }
+  await t.step("ACLEMU_FORWARD_SHIFT_FAULT", async () => {
+    const fault = { ACLEMU_FORWARD_SHIFT_FAULT: "1" };
+    const { code, text } = await run("verify", A2, ["--adjoint", "--cases", "30"], fault);
+    assert.equal(code, 1, text);
+    assert.match(text, /^FAILURE nearestExact\w+ /m);
+    assert.doesNotMatch(text, /^FAILURE bilinear2d /m);
+  });
 });

@@ -39,9 +39,11 @@ Deno.test("verify: the command line", () => {
     deviceId: 1,
     dtypes: ["bfloat16"],
     repeat: true,
+    adjoint: false,
     help: false,
   });
   assert.equal(parseVerifyArgs(["--no-repeat"]).repeat, false);
+  assert.equal(parseVerifyArgs(["--adjoint"]).adjoint, true);
   const bad: Array<[string[], RegExp]> = [
     [["--cases", "abc"], /--cases must be an integer >= 1, got "abc"/],
     [["--cases", "0"], /--cases must be an integer >= 1, got "0"/],

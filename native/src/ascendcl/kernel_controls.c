@@ -154,6 +154,7 @@ typedef struct {
 static emu_switch fma_switch = {"ACLEMU_FMA", 1, -1, -1};
 static emu_switch tbe_fma_switch = {"ACLEMU_TBE_FMA", 0, -1, -1};
 static emu_switch tbe_zw_switch = {"ACLEMU_TBE_ZERO_WEIGHT_FAULT", 0, -1, -1};
+static emu_switch fwd_shift_switch = {"ACLEMU_FORWARD_SHIFT_FAULT", 0, -1, -1};
 
 static int32_t switch_value(emu_switch *s)
 {
@@ -191,6 +192,12 @@ int32_t aclemuTbeZeroWeightFault(void) { return aclemu_tbe_zero_weight_fault(); 
 
 EMU_API int32_t aclemu_tbe_zero_weight_fault(void) { return switch_value(&tbe_zw_switch); }
 
+void aclemuSetForwardShiftFault(int32_t on) { switch_set(&fwd_shift_switch, on); }
+
+int32_t aclemuForwardShiftFault(void) { return aclemu_forward_shift_fault(); }
+
+EMU_API int32_t aclemu_forward_shift_fault(void) { return switch_value(&fwd_shift_switch); }
+
 void emu_kernel_controls_reset(void)
 {
     pthread_mutex_lock(&kernel_mu);
@@ -207,4 +214,5 @@ void emu_kernel_controls_reset(void)
     switch_set(&fma_switch, -1);
     switch_set(&tbe_fma_switch, -1);
     switch_set(&tbe_zw_switch, -1);
+    switch_set(&fwd_shift_switch, -1);
 }

@@ -86,6 +86,8 @@
     F(int32_t, aclemuTbeFma, (void), ())                                                                   \
     V(aclemuSetTbeZeroWeightFault, (int32_t on), (on))                                                     \
     F(int32_t, aclemuTbeZeroWeightFault, (void), ())                                                       \
+    V(aclemuSetForwardShiftFault, (int32_t on), (on))                                                      \
+    F(int32_t, aclemuForwardShiftFault, (void), ())                                                        \
     F(int32_t, aclemuNpuArch, (void), ())                                                                  \
     V(aclemu_objects_add, (int64_t delta), (delta))                                                        \
     F(int, aclemu_current_context, (int32_t * device, int64_t * deterministic), (device, deterministic))   \

@@ -72,6 +72,10 @@ int fwd_nearest_run(const emu_op_params *p, char *msg, size_t msglen)
     }
     for (int64_t o = 0; o < OW; o++) {
         iw[o] = src_index(rw, o, IW, f->sw);
+        /* The planted fault (aclemuSetForwardShiftFault): one column to the right, not a device rule. */
+        if (p->fwd_shift_fault && iw[o] < IW - 1) {
+            iw[o]++;
+        }
     }
     for (int64_t n = 0; n < N; n++) {
         for (int64_t c = 0; c < C; c++) {

@@ -115,6 +115,7 @@ typedef struct {
     int64_t tbe_cores;    /* ai_core_cnt */
     int tbe_fma;          /* taken at phase 2 (aclemuSetTbeFma) */
     int tbe_zw_fault;     /* taken at phase 2 (aclemuSetTbeZeroWeightFault): the planted H-weight fault */
+    int fwd_shift_fault;  /* taken at phase 2 (aclemuSetForwardShiftFault): the planted forward shift */
     /* The Cube kernels' result buffer (N, C, inH, inW) reaches out in row-major order of out's own
      * dims (out has another shape than the result: nearest_exact.c, bilinear.c); phase 2 fails if the
      * kernel would write past out's elements. */
