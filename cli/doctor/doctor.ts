@@ -21,6 +21,7 @@ import type { NpuBackend } from "../../src/ffi/npu_backend.ts";
 import { type Check, checkFromError, splitFix } from "./report.ts";
 import { generationChecks } from "./generation.ts";
 import { smokeChecks } from "./smoke.ts";
+import { adjointChecks } from "./adjoint.ts";
 
 /** What the doctor checks: the same options as `Device.open`'s. */
 export interface DoctorOptions {
@@ -93,6 +94,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
       checks.push(...await generationChecks(npu));
       checks.push({ status: "ok", title: `Device.open() picks the NPU: ${npu.name}` });
       checks.push(...await smokeChecks(npu));
+      checks.push(...await adjointChecks(npu));
     } else {
       checks.push(cpuChoice(discovery, openError, absent));
       using cpu = Device.open({ backend: "cpu" });
@@ -102,6 +104,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
       });
       using reference = Device.open({ backend: "cpu", cpuKernels: "typescript" });
       checks.push(...await smokeChecks(cpu, reference));
+      checks.push(...await adjointChecks(cpu));
     }
   } finally {
     npu?.close();

@@ -275,6 +275,15 @@ Deno.test({
       }
     });
   }
+  await t.step("doctor's adjoint lines", async () => {
+    const a2 = await run("doctor", A2, []);
+    assert.match(a2.text, /^\[ok\] +adjoint nearestExact2d .* of its rounding bound$/m);
+    assert.match(a2.text, /^\[ok\] +adjoint bilinear2d .* of its rounding bound$/m);
+    const training = await run("doctor", A910, []);
+    assert.match(training.text, /^\[info\] adjoint nearestExact2d .*: not run: .*Atlas training/m);
+    const shifted = await run("doctor", A2, [], { ACLEMU_FORWARD_SHIFT_FAULT: "1" });
+    assert.match(shifted.text, /^\[FAIL\] adjoint nearestExact1d .*kernels disagree$/m);
+  });
   await t.step("ACLEMU_FORWARD_SHIFT_FAULT", async () => {
     const fault = { ACLEMU_FORWARD_SHIFT_FAULT: "1" };
     const { code, text } = await run("verify", A2, ["--adjoint", "--cases", "30"], fault);
