@@ -18,6 +18,7 @@ import { checkAscendEmpty } from "../rules/ascend_a2.ts";
 import { type AscendGeneration, generationOfSoc, type SocGeneration } from "../rules/generation.ts";
 import { checkFamilySupports } from "../rules/family.ts";
 import { forwardPlan } from "../rules/forward_device.ts";
+import { warnAdjointGap } from "../rules/adjoint_gap.ts";
 import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
 import type { AscendTarget } from "../rules/numerics.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
@@ -190,6 +191,7 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     checkOpSupported(this.runtime.libs, params, generation);
     // What aclnn would answer with 161002, said before anything is allocated.
     checkAscendEmpty(params);
+    warnAdjointGap(params, this.#ascendTarget());
     // Deterministic mode where the native kernel adds in a free order: its route, or the refusal.
     const route = deterministicRouteOf(params, this.#ascendTarget(), this.#deterministicOptions());
     if (route === null || this.runtime.libs.acl.aclrtGetMemInfo === null) return;
@@ -247,6 +249,7 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
   checkForwardSupported(params: UpsampleParams & { readonly deterministic: boolean }): void {
     // What the family refuses or leaves undefined (its plan throws it), as the device reference.
     forwardPlan(params, this.#ascendTarget());
+    warnAdjointGap(params, this.#ascendTarget());
     const missing = missingForwardApi(this.runtime.libs, params.op);
     if (missing !== null) throw new MissingSymbolError(missing, this.runtime.libs.opapiPath);
   }
