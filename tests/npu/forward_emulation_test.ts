@@ -26,6 +26,7 @@ import {
   emuLastKernel,
   EMULATED_LANE,
   emuLive,
+  makeView,
 } from "../support/helpers.ts";
 import { forwardModel } from "../support/forward_model.ts";
 
@@ -230,5 +231,23 @@ Deno.test({
         if (GENERATION === "a2") assert.ok(await broken(pytorch, npu) > 0, "PyTorch's forward");
       },
     );
+  },
+});
+
+Deno.test({
+  name: `forward emulation on ${SOC}: strided views in and out give the contiguous bits`,
+  ignore: IGNORE,
+  async fn(): Promise<void> {
+    using npu = openNpu();
+    const call = bilinear([2, 3, 9, 7], [13, 5]);
+    const x = input(call, 3);
+    const expected = await forwardOn(npu, call, x);
+    for (const layout of ["transposed", "offset", "channelsLast"] as const) {
+      using view = makeView(npu, x, call.inputSize, "float32", layout);
+      using out = makeView(npu, new Float32Array(2 * 3 * 13 * 5), [2, 3, 13, 5], "float32", layout);
+      using y = upsampleBilinear2d(view, { outputSize: call.outputSize, out });
+      assert.equal(y, out);
+      assertBitEqual(await y.toFloat32Array(), expected, layout);
+    }
   },
 });
