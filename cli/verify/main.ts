@@ -24,6 +24,7 @@
  */
 
 import { suppressFallbackWarning } from "../../src/backend_choice.ts";
+import { suppressAdjointGapWarning } from "../../src/rules/adjoint_gap.ts";
 import { Device } from "../../src/device.ts";
 import { HELP, parseVerifyArgs } from "./args.ts";
 import { parseCommand } from "../usage.ts";
@@ -48,6 +49,7 @@ export async function main(args: readonly string[]): Promise<number> {
   if (typeof options === "number") return options;
   // The NPU is what verify checks, so its absence is verify's own error, said once, with the reason.
   suppressFallbackWarning();
+  suppressAdjointGapWarning();
   using npu = Device.open({ libDir: options.libDir, deviceId: options.deviceId });
   if (npu.backend !== "npu") {
     console.error(

@@ -96,6 +96,7 @@ function bilinearGapA2(call: UpsampleParams, target: AscendTarget): string | nul
 }
 
 const warned = new Set<string>();
+let quiet = false;
 // Calls already looked at (a repeated call passes its validated call object again).
 const seen = new WeakSet<object>();
 
@@ -113,10 +114,24 @@ const seen = new WeakSet<object>();
  */
 export function warnAdjointGap(call: UpsampleParams, target: AscendTarget): void {
   const key = `${call.op}:${target.generation}`;
-  if (warned.has(key) || seen.has(call)) return;
+  if (quiet || warned.has(key) || seen.has(call)) return;
   seen.add(call);
   const gap = adjointGap(call, target);
   if (gap === null) return;
   warned.add(key);
   console.warn(`@aclnn/upsample: ${gap} (said once per op and family)`);
+}
+
+/**
+ * Turns {@link warnAdjointGap}'s warning off for this process: `verify` and `doctor` make such calls
+ * on purpose and report the gaps themselves.
+ *
+ * @example
+ * ```ts
+ * import { suppressAdjointGapWarning } from "./adjoint_gap.ts";
+ * suppressAdjointGapWarning();
+ * ```
+ */
+export function suppressAdjointGapWarning(): void {
+  quiet = true;
 }

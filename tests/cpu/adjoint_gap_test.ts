@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { Device } from "../../mod.ts";
-import { adjointGap } from "../../src/rules/adjoint_gap.ts";
+import { adjointGap, warnAdjointGap } from "../../src/rules/adjoint_gap.ts";
 import type { AscendGeneration } from "../../src/rules/generation.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
 import { adjointPair } from "../../cli/verify/adjoint.ts";
@@ -69,4 +69,30 @@ Deno.test("adjoint gaps: the source's examples", () => {
     scales: [1 / 65, 2],
   };
   assert.match(adjointGap(shrink, target("a2"))!, /steps 65.5 along dimension 0/);
+});
+
+Deno.test("adjoint gaps: the NPU's warning is said once per op and family", () => {
+  const call = (n: number): UpsampleParams => ({
+    op: "nearestExact1d",
+    dtype: "float32",
+    inputSize: [1, n, 2],
+    outputSize: [41],
+    scales: [0],
+    alignCorners: false,
+  });
+  const warnings: string[] = [];
+  const warn = console.warn;
+  console.warn = (message: string) => warnings.push(message);
+  try {
+    warnAdjointGap({ ...call(1), outputSize: [4] }, target("950")); // no gap: silent
+    warnAdjointGap(call(1), target("950"));
+    warnAdjointGap(call(2), target("950"));
+  } finally {
+    console.warn = warn;
+  }
+  assert.equal(warnings.length, 1, warnings.join("\n"));
+  assert.match(
+    warnings[0],
+    /^@aclnn\/upsample: on the Ascend 950 .* \(said once per op and family\)$/,
+  );
 });

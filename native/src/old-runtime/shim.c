@@ -103,6 +103,7 @@
     F(int32_t, aclemu_fma_contraction, (void), ())                                                         \
     F(int32_t, aclemu_tbe_fma, (void), ())                                                                 \
     F(int32_t, aclemu_tbe_zero_weight_fault, (void), ())                                                   \
+    F(int32_t, aclemu_forward_shift_fault, (void), ())                                                     \
     F(const aclemu_soc_row *, aclemu_soc_facts, (void), ())
 
 #define SLOT(ret, name, params, args) ret(*name) params;
