@@ -14,32 +14,14 @@ import type {
   UpsampleCall,
   UpsampleParams,
 } from "../backend.ts";
-import { checkAscendEmpty } from "../rules/ascend_a2.ts";
 import { type AscendGeneration, generationOfSoc, type SocGeneration } from "../rules/generation.ts";
-import { checkFamilySupports } from "../rules/family.ts";
-import { forwardPlan } from "../rules/forward_device.ts";
-import { warnAdjointGap } from "../rules/adjoint_gap.ts";
-import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
-import type { AscendTarget } from "../rules/numerics.ts";
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
-import {
-  checkOpSupported,
-  forgetLaunches,
-  launchAclnn,
-  launchForwardAclnn,
-  missingForwardApi,
-  type NpuBuffer,
-  opApiName,
-} from "./aclnn_call.ts";
+import { forgetLaunches, launchAclnn, launchForwardAclnn, type NpuBuffer } from "./aclnn_call.ts";
 import { DescriptorCache } from "./descriptors.ts";
-import {
-  checkRouteMemory,
-  launchRoute,
-  missingRouteApi,
-  type RouteTarget,
-} from "./route_launch.ts";
+import { launchRoute, type RouteTarget } from "./route_launch.ts";
+import { NpuRules } from "./npu_rules.ts";
 import type { CannRuntime } from "./runtime.ts";
-import { AclError, DeviceMemoryError, MissingSymbolError } from "./status.ts";
+import { AclError, DeviceMemoryError } from "./status.ts";
 import { StreamPoll } from "./stream_poll.ts";
 import { MALLOC_HUGE_FIRST, MEM_ATTR_HBM, MEMCPY_KIND, OPT_DETERMINISTIC } from "./symbols.ts";
 
@@ -85,9 +67,8 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
   #syncing: Promise<void> | null = null;
   readonly #poll = new StreamPoll();
   #closed = false;
-  // The kernels this device runs, and how deterministic bilinear calls find their route.
-  #target: AscendTarget | null = null;
-  #routeOptions: DeterministicOptions | null = null;
+  // The family's rules before a launch (made on first use: the libraries' table is fixed by then).
+  #rulesCache: NpuRules | null = null;
   /** Part of the launch target: aclTensor/aclIntArray descriptors of the views ops have used. */
   readonly descriptors: DescriptorCache;
   /** The kernel generation of {@link soc} (A2/A3 assumed, `known: false`, when unrecognised). */
@@ -114,6 +95,15 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     this.descriptors = new DescriptorCache(
       runtime.libs.nnopbase,
       (api) => runtime.error(ACLNN_ERR_INNER, api),
+    );
+  }
+
+  get #rules(): NpuRules {
+    return this.#rulesCache ??= new NpuRules(
+      this.runtime.libs,
+      this.generation,
+      this.soc,
+      this.deterministicWarnOnly,
     );
   }
 
@@ -181,42 +171,11 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     return host;
   }
 
-  /**
-   * Missing operator symbols and V1-only limits (A2/A3) are reported before anything is allocated;
-   * the empty-tensor rule is the same on both generations.
-   */
+  /** The checks of a backward call before anything is allocated (`NpuRules.checkBackward`). */
   checkSupported(params: UpsampleParams & { readonly deterministic: boolean }): void {
-    const { generation } = this.socGeneration;
-    checkFamilySupports(params, generation);
-    checkOpSupported(this.runtime.libs, params, generation);
-    // What aclnn would answer with 161002, said before anything is allocated.
-    checkAscendEmpty(params);
-    warnAdjointGap(params, this.#ascendTarget());
-    // Deterministic mode where the native kernel adds in a free order: its route, or the refusal.
-    const route = deterministicRouteOf(params, this.#ascendTarget(), this.#deterministicOptions());
-    if (route === null || this.runtime.libs.acl.aclrtGetMemInfo === null) return;
-    checkRouteMemory(route, this.memoryInfo(), this.name);
-  }
-
-  #ascendTarget(): AscendTarget {
-    if (this.#target === null) {
-      const bilinearApi = opApiName(this.runtime.libs, "bilinear2d").endsWith("V2") ? "v2" : "v1";
-      this.#target = {
-        generation: this.generation,
-        bilinearApi,
-        fma: true,
-        ...(this.soc === null ? {} : { soc: this.soc }),
-      };
-    }
-    return this.#target;
-  }
-
-  #deterministicOptions(): DeterministicOptions {
-    this.#routeOptions ??= {
-      warnOnly: this.deterministicWarnOnly,
-      missingApi: (route) => missingRouteApi(this.runtime.libs, route),
-    };
-    return this.#routeOptions;
+    const memory = (): MemoryInfo | null =>
+      this.runtime.libs.acl.aclrtGetMemInfo === null ? null : this.memoryInfo();
+    this.#rules.checkBackward(params, memory, this.name);
   }
 
   /** Enqueues the op on the device stream. */
@@ -224,9 +183,7 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     if (call.inputSize[0] * call.inputSize[1] === 0) return; // empty result: nothing to compute
     this.runtime.activate(this.context);
     this.#applyDeterministic(call.deterministic);
-    const route = call.deterministic
-      ? deterministicRouteOf(call, this.#ascendTarget(), this.#deterministicOptions())
-      : null;
+    const route = call.deterministic ? this.#rules.routeOf(call) : null;
     if (route !== null) return launchRoute(this, call, route); // marks itself enqueued
     launchAclnn(this, call);
     this.markEnqueued();
@@ -243,15 +200,9 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     }
   }
 
-  /**
-   * What the family does not run and a missing operator symbol, before anything is allocated.
-   */
+  /** The checks of a forward call before anything is allocated (`NpuRules.checkForward`). */
   checkForwardSupported(params: UpsampleParams & { readonly deterministic: boolean }): void {
-    // What the family refuses or leaves undefined (its plan throws it), as the device reference.
-    forwardPlan(params, this.#ascendTarget());
-    warnAdjointGap(params, this.#ascendTarget());
-    const missing = missingForwardApi(this.runtime.libs, params.op);
-    if (missing !== null) throw new MissingSymbolError(missing, this.runtime.libs.opapiPath);
+    this.#rules.checkForward(params);
   }
 
   /** Enqueues the forward op on the device stream. */
