@@ -15,7 +15,7 @@ import type { DType } from "../../tensor/dtype.ts";
 import { isContiguous } from "../../tensor/layout.ts";
 import type { CpuBuffer } from "../buffer.ts";
 import type { WasmKernels } from "../wasm/instance.ts";
-import { type PreparedCall, runPrepared } from "../wasm/launch.ts";
+import { placePlan, type PreparedCall, runPrepared } from "../wasm/launch.ts";
 import { bilinearArith, forwardLinearTable, isChannelsLast } from "./tables.ts";
 
 /**
@@ -284,17 +284,8 @@ export function prepareWasmForward(
   if (plan === null || plan.key !== key) {
     plan = cachedTable(plans, key, () => buildPlan(kernels, call, key));
   }
-  const base = kernels.scratch(plan.workOffset + slots * plan.workBytes);
+  const base = placePlan(kernels, plan, slots);
   if (base < 0) return null;
-  if (kernels.plan !== plan || kernels.planBase !== base) {
-    const i32 = kernels.i32, f32 = kernels.f32;
-    for (let i = 0; i < plan.tables.length; i++) {
-      const table = plan.tables[i];
-      (table instanceof Int32Array ? i32 : f32).set(table, (base + plan.offsets[i]) / 4);
-    }
-    kernels.plan = plan;
-    kernels.planBase = base;
-  }
   const twoD = inputSize.length === 4;
   const inH = twoD ? inputSize[2] : 1, inW = inputSize[inputSize.length - 1];
   const outH = twoD ? outputSize[0] : 1, outW = outputSize[outputSize.length - 1];

@@ -226,19 +226,8 @@ export function prepareWasm(
       () => buildPlan(kernels, call.op, inH, inW, outH, outW, scaleH, scaleW, alignCorners, rule),
     );
   }
-  const base = kernels.scratch(plan.workOffset + slots * plan.workBytes);
+  const base = placePlan(kernels, plan, slots);
   if (base < 0) return null;
-  // Tables are already in place when the previous call had this plan and the same scratch block.
-  if (kernels.plan !== plan || kernels.planBase !== base) {
-    const i32 = kernels.i32, f32 = kernels.f32;
-    for (let i = 0; i < plan.tables.length; i++) {
-      const table = plan.tables[i];
-      // Element index, not `>> 2`: addresses may pass 2^31 in a 4 GiB memory.
-      (table instanceof Int32Array ? i32 : f32).set(table, (base + plan.offsets[i]) / 4);
-    }
-    kernels.plan = plan;
-    kernels.planBase = base;
-  }
   const at = plan.offsets, work = base + plan.workOffset, args = prepared.args;
   const size = call.dtype === "float32" ? 4 : 2;
   args.length = 0;
@@ -267,6 +256,42 @@ export function prepareWasm(
   prepared.rows = plan.rows;
   prepared.bandable = plan.bandable;
   return prepared;
+}
+
+/** What {@link placePlan} reads of a kernel's plan: its tables and the space after them. */
+export interface PlacedTables {
+  /** Tables, each written at `offsets[i]` bytes from the scratch base. */
+  readonly tables: readonly (Int32Array | Float32Array)[];
+  /** Their byte offsets. */
+  readonly offsets: readonly number[];
+  /** Where the work space starts, in bytes from the scratch base (after the tables). */
+  readonly workOffset: number;
+  /** Work-space bytes per thread. */
+  readonly workBytes: number;
+}
+
+/**
+ * Writes `plan`'s tables into the kernels' scratch block with work space for `slots` threads,
+ * unless the previous call left the same plan in the same block, and returns the block's base
+ * address (or -1 when the block cannot be had).
+ *
+ * @example
+ * ```ts ignore
+ * const base = placePlan(kernels, plan, 2);
+ * ```
+ */
+export function placePlan(kernels: WasmKernels, plan: PlacedTables, slots: number): number {
+  const base = kernels.scratch(plan.workOffset + slots * plan.workBytes);
+  if (base < 0 || (kernels.plan === plan && kernels.planBase === base)) return base;
+  const i32 = kernels.i32, f32 = kernels.f32;
+  for (let i = 0; i < plan.tables.length; i++) {
+    const table = plan.tables[i];
+    // Element index, not `>> 2`: addresses may pass 2^31 in a 4 GiB memory.
+    (table instanceof Int32Array ? i32 : f32).set(table, (base + plan.offsets[i]) / 4);
+  }
+  kernels.plan = plan;
+  kernels.planBase = base;
+  return base;
 }
 
 /**
