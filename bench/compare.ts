@@ -3,8 +3,15 @@
  * library's CPU backend (WebAssembly SIMD kernels), each at one thread and at one thread per core
  * (PyTorch) / its default (ours), on the shape suite, alternating calls (large cases) or call
  * batches (tiny), medians after warm-up rounds; scaling per case; then effective bandwidth against
- * a memory copy measured in the same run, and the memory probes. Without PyTorch it says so,
+ * a memory copy measured in the same run, and the memory probes. Then the forward ops
+ * (`FORWARD_CASES`: `upsampleNearestExact{1,2}d`, `upsampleBilinear2d` against PyTorch's
+ * `_upsample_nearest_exact{1,2}d` / `upsample_bilinear2d`, the ops `interpolate` dispatches to),
+ * measured the same way in the same run, in a table of their own. Without PyTorch it says so,
  * reports ours only, and exits 0.
+ *
+ *     deno task bench:compare [--only backward|forward]
+ *
+ * `--only` measures one of the two suites (the memory probes run with the backward).
  *
  * @module
  */
@@ -13,8 +20,23 @@ import process from "node:process";
 import { Device, type DType, type Tensor } from "../mod.ts";
 import type { CpuBackend } from "../src/cpu/backend.ts";
 import { deviceInternals } from "../src/device.ts";
-import { BENCH_DTYPES, type BenchCase, CASES, makeGrad, runCase } from "./cases.ts";
-import { machineText, type Row, summaryTable, table, targets } from "./compare_report.ts";
+import {
+  type BenchCase,
+  caseDtypes,
+  CASES,
+  FORWARD_CASES,
+  makeGrad,
+  resultShape,
+  runCase,
+} from "./cases.ts";
+import {
+  forwardTargets,
+  machineText,
+  type Row,
+  summaryTable,
+  table,
+  targets,
+} from "./compare_report.ts";
 import { coreScaling } from "./cores_probe.ts";
 import { memoryReport } from "./memory_report.ts";
 import { formatMs, median } from "./stats.ts";
@@ -126,7 +148,7 @@ function planText(counts: ReadonlyMap<number, number>): string {
 async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
   using gradOne = makeGrad(sides.one, c, dtype);
   using gradAll = makeGrad(sides.all, c, dtype);
-  using out = sides.all.zeros(c.inputSize, { dtype });
+  using out = sides.all.zeros(resultShape(c), { dtype });
   let torchNote = sides.torchOne === null ? "n/a (no PyTorch)" : "";
   for (const peer of [sides.torchOne, sides.torchAll]) {
     const failure = peer === null || torchNote !== "" ? null : await peer.setup(c, dtype);
@@ -196,8 +218,21 @@ function pairedRatio(a: readonly number[], b: readonly number[]): number {
   return median(a.map((x, i) => x / b[i]));
 }
 
+/** Which suites to measure: `--only backward` or `--only forward` (default both). */
+function suites(): { backward: boolean; forward: boolean } {
+  const at = Deno.args.indexOf("--only");
+  const only = at >= 0 ? Deno.args[at + 1] : Deno.args.find((a) => a.startsWith("--only="))
+    ?.slice(7);
+  if (only === undefined) return { backward: true, forward: true };
+  if (only !== "backward" && only !== "forward") {
+    throw new TypeError(`--only must be "backward" or "forward", got ${JSON.stringify(only)}`);
+  }
+  return { backward: only === "backward", forward: only === "forward" };
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
+  const which = suites();
   const threads = navigator.hardwareConcurrency;
   const one = await TorchPeer.start(1);
   // One thread per core is upstream PyTorch's default (Debian's build starts at one thread).
@@ -222,9 +257,10 @@ async function main(): Promise<void> {
     torchAll: all.peer,
   };
   const rows: Row[] = [];
+  const cases = [...(which.backward ? CASES : []), ...(which.forward ? FORWARD_CASES : [])];
   try {
-    for (const c of CASES) {
-      for (const dtype of BENCH_DTYPES) {
+    for (const c of cases) {
+      for (const dtype of caseDtypes(c)) {
         const row = await measure(sides, c, dtype);
         rows.push(row);
         console.error(
@@ -245,9 +281,23 @@ async function main(): Promise<void> {
     `\nmemory copy (Float32Array.prototype.set, 128 MiB, read + write counted), median per case: ` +
       `${Math.min(...copies).toFixed(2)}-${Math.max(...copies).toFixed(2)} GB/s\n`,
   );
-  console.log(table(rows, threads));
-  console.log();
-  console.log(summaryTable(rows, threads));
+  const backwardRows = rows.filter((r) => !r.c.forward);
+  const forwardRows = rows.filter((r) => r.c.forward);
+  if (backwardRows.length > 0) {
+    console.log(table(backwardRows, threads));
+    console.log();
+    console.log(summaryTable(backwardRows, threads));
+  }
+  if (forwardRows.length > 0) {
+    console.log(
+      `\nForward ops (PyTorch: aten _upsample_nearest_exact{1,2}d / upsample_bilinear2d, ` +
+        `explicit sizes and scales; 1.13 has no float16 forward kernel and no bfloat16 ` +
+        `nearest-exact, so those dtypes are not measured):\n`,
+    );
+    console.log(table(forwardRows, threads));
+    console.log();
+    console.log(summaryTable(forwardRows, threads));
+  }
   console.log(
     `\nms: median of ${LARGE.rounds} rounds of one call per side, alternating, after ` +
       `${LARGE.warmup} warm-up rounds (tiny: per-call mean of ${TINY.calls} calls per round, ` +
@@ -257,17 +307,20 @@ async function main(): Promise<void> {
       `(${threads} threads); ratios (PyTorch/ours, scaling = 1t / ${threads}t): the median of the ` +
       `per-round ratios of the two sides' times; CPU ms: process CPU time per call ` +
       `(all threads; includes the out= calls at ${threads}t), the work whatever the load; GB/s: (gradOutput + gradInput ` +
-      `bytes) / "ours ${threads}t ms"; % of copy: against the copy timed in the same rounds.`,
+      `bytes; forward: input + output bytes) / "ours ${threads}t ms"; % of copy: against the ` +
+      `copy timed in the same rounds.`,
   );
-  const memory = await memoryReport();
-  console.log(`\n${memory.lines.join("\n")}\n`);
-  for (const line of targets(rows, threads, machine)) console.log(line);
-  for (const [backend, ratio] of Object.entries(memory.peakRatio)) {
+  const memory = which.backward ? await memoryReport() : null;
+  if (memory !== null) console.log(`\n${memory.lines.join("\n")}\n`);
+  if (backwardRows.length > 0) {
+    for (const line of targets(backwardRows, threads, machine)) console.log(line);
+  }
+  for (const [backend, ratio] of Object.entries(memory?.peakRatio ?? {})) {
     console.log(
       `peak RSS <= 1.5x of data + baseline (${backend}): ${ratio <= 1.5 ? "PASS" : "FAIL"}`,
     );
   }
-  for (const [backend, g] of Object.entries(memory.growth)) {
+  for (const [backend, g] of Object.entries(memory?.growth ?? {})) {
     if (backend.startsWith("control")) continue;
     const ok = g.outsideHeap <= GROWTH_NATIVE_LIMIT && g.heap <= GROWTH_HEAP_LIMIT;
     console.log(
@@ -277,6 +330,10 @@ async function main(): Promise<void> {
           (g.heap / 1024).toFixed(1)
         } KiB)`,
     );
+  }
+  if (forwardRows.length > 0) {
+    console.log();
+    for (const line of forwardTargets(forwardRows, threads)) console.log(line);
   }
   console.log(
     `total time ${((performance.now() - started) / 1000).toFixed(0)} s; load average after: ` +

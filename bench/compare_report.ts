@@ -49,12 +49,12 @@ function ratioText(x: number | null): string {
   return x === null ? "n/a" : `${x.toFixed(2)}x`;
 }
 
-/** The comparison as a markdown table. */
+/** The comparison as a markdown table (rows of one suite: backward, or forward). */
 export function table(rows: readonly Row[], threads: number): string {
   const n = `${threads}t`;
   const header = [
     "case",
-    "gradOutput -> gradInput",
+    rows.every((r) => r.c.forward) ? "input -> output" : "gradOutput -> gradInput",
     "dtype",
     "PyTorch 1t ms",
     "ours 1t ms",
@@ -127,6 +127,59 @@ export function machineText(machine: CoreScaling | null): string {
     `${machine.copy.toFixed(2)}x; a thread blocked for 20 ms wakes in ${
       machine.wakeUs.toFixed(0)
     } µs`;
+}
+
+/**
+ * The forward ops measured against the backward's bars (issue 19's targets are the backward's; the
+ * forward has none of its own yet): >= 2.0x PyTorch at one thread each and at its default threads,
+ * the default >= 0.97x `threads: 1`, tiny calls within 10 % of one thread.
+ */
+export function forwardTargets(rows: readonly Row[], threads: number): string[] {
+  const lines = ["forward ops, against the backward's bars (no target of their own):"];
+  for (const dtype of ["float32", "bfloat16"] as const) {
+    const compared = rows.filter((r) => r.dtype === dtype && r.torchOneMs !== null);
+    if (compared.length === 0) {
+      lines.push(`  forward ${dtype} >= 2.0x faster than PyTorch: n/a (no PyTorch or no kernel)`);
+      continue;
+    }
+    for (const one of [true, false]) {
+      const below = compared.flatMap((r) => {
+        const x = (one ? r.paired.torchOverOursOne : r.paired.torchOverOursAll)!;
+        return x < 2 ? [`${r.c.id} ${x.toFixed(2)}x`] : [];
+      });
+      const where = one ? "both at 1 thread" : `both at ${threads} threads (ours: its default)`;
+      lines.push(`  ${verdict(`forward ${dtype} >= 2.0x faster than PyTorch, ${where}`, below)}`);
+    }
+  }
+  lines.push(
+    `  ${
+      verdict(
+        "forward: every case at the default >= 0.97x its threads: 1 speed (paired wall time)",
+        rows.filter((r) => r.paired.oursScaling < 0.97).map((r) =>
+          `${r.c.id} ${r.dtype} ${r.paired.oursScaling.toFixed(2)}x`
+        ),
+      )
+    }`,
+  );
+  const tiny = rows.filter((r) => !r.c.large);
+  if (tiny.length > 0) {
+    lines.push(
+      `  ${
+        verdict(
+          "forward: tiny calls at the default within 10 % of one thread (wall time, CPU time)",
+          tiny.flatMap((r) => [
+            ...(r.oursAllMs > 1.1 * r.oursOneMs
+              ? [`${r.dtype} ${(r.oursAllMs / r.oursOneMs).toFixed(2)}x the time`]
+              : []),
+            ...(r.oursAllCpuMs > 1.1 * r.oursOneCpuMs
+              ? [`${r.dtype} ${(r.oursAllCpuMs / r.oursOneCpuMs).toFixed(2)}x the CPU time`]
+              : []),
+          ]),
+        )
+      }`,
+    );
+  }
+  return lines;
 }
 
 function verdict(what: string, failures: string[]): string {

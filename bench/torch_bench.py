@@ -12,8 +12,11 @@ Requests:
   {"cmd": "run", "calls": k}                            -> {"ok": true, "ms": [per-call ms, ...]}
   {"cmd": "run", "calls": k, "batch": true}             -> {"ok": true, "ms": [mean ms over k calls]}
   {"cmd": "quit"}
-Only the aten backward op is timed (explicit output_size, input_size and scales); its result is
-dropped inside the timed region, as the Deno side disposes its result.
+Only the aten op is timed (explicit output_size, input_size and scales); its result is dropped
+inside the timed region, as the Deno side disposes its result. A case with "forward": true times the
+forward op instead (`_upsample_nearest_exact{1,2}d`, `upsample_bilinear2d`: what
+`torch.nn.functional.interpolate(x, size=..., mode=...)` dispatches to, called directly) on an input
+of shape inputSize.
 """
 
 import json
@@ -48,9 +51,30 @@ def aten_op(name):
     raise RuntimeError("torch.ops.aten has no " + name)
 
 
+def make_forward_call(case, dtype):
+    import torch
+
+    out_size = list(case["outputSize"])
+    gen = torch.Generator().manual_seed(12345)
+    x = (torch.rand(list(case["inputSize"]), generator=gen) * 2 - 1).to(getattr(torch, dtype))
+    scales = [s if s > 0 else None for s in case["scales"]]
+    op = case["op"]
+    if op == "nearestExact1d":
+        f = aten_op("_upsample_nearest_exact1d")
+        return lambda: f(x, out_size, scales[0])
+    if op == "nearestExact2d":
+        f = aten_op("_upsample_nearest_exact2d")
+        return lambda: f(x, out_size, scales[0], scales[1])
+    f = aten_op("upsample_bilinear2d")
+    align = bool(case["alignCorners"])
+    return lambda: f(x, out_size, align, scales[0], scales[1])
+
+
 def make_call(case, dtype):
     import torch
 
+    if case.get("forward"):
+        return make_forward_call(case, dtype)
     n, c = case["inputSize"][0], case["inputSize"][1]
     out_size = list(case["outputSize"])
     in_size = list(case["inputSize"])

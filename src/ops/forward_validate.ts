@@ -10,6 +10,7 @@
 import { FORWARD_OP_SPECS, type UpsampleOp } from "../rules/ops.ts";
 import type { Device } from "../device.ts";
 import type { DType } from "../tensor/dtype.ts";
+import { elementCount } from "../tensor/layout.ts";
 import { isTensor, type Tensor } from "../tensor/tensor.ts";
 import { checkOut, fail, resolveScale, show, sizeList } from "./validate.ts";
 
@@ -82,11 +83,22 @@ export function resolveForward(op: UpsampleOp, input: unknown, options: unknown)
   if (badIn || badOut) {
     const describe = (sizes: number[]): string =>
       sizes.map((size, i) => `${spec.spatial[i]}: ${size}`).join(", ");
+    const which = badOut ? badIn ? "input and outputSize" : "outputSize" : "input";
     fail(
       spec,
       RangeError,
-      `input and output sizes should be greater than 0, but got input (${describe(inSpatial)}) ` +
-        `output (${describe(outputSize)})`,
+      `${which}: input and output sizes should be greater than 0, but got input ` +
+        `(${describe(inSpatial)}) output (${describe(outputSize)})`,
+    );
+  }
+  const resultShape = [inputSize[0], inputSize[1], ...outputSize];
+  const count = elementCount(resultShape);
+  if (count > Number.MAX_SAFE_INTEGER) {
+    fail(
+      spec,
+      RangeError,
+      `the result [N, C, ...outputSize] = ${show(resultShape)} has ${count} elements, more than ` +
+        `2^53 - 1`,
     );
   }
   const keys = spec.scaleKeys;
@@ -102,7 +114,6 @@ export function resolveForward(op: UpsampleOp, input: unknown, options: unknown)
   if (typeof deterministic !== "boolean") {
     fail(spec, TypeError, `deterministic must be a boolean, got ${show(deterministic)}`);
   }
-  const resultShape = [inputSize[0], inputSize[1], ...outputSize];
   const out = opts.out === undefined || opts.out === null
     ? null
     : checkOut(spec, opts.out, x, "input", resultShape, "[N, C, ...outputSize]");

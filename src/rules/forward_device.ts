@@ -105,17 +105,18 @@ function refusalOf(call: UpsampleParams, generation: AscendGeneration): Refusal 
     // runs before the empty-tensor shortcut.
     return {
       type: false,
-      message: `161002 (ACLNN_ERR_PARAM_INVALID): ${name}: N, C, L and the output L must be ` +
-        `greater than 0, got input [${inputSize.join(", ")}] (CheckInputElement runs before the ` +
-        `empty-tensor shortcut, image/upsample_nearest/op_host/op_api/aclnn_upsample_nearest_exact1d.cpp)`,
+      message: `${name}: the device rejects N, C, L or the output L = 0 (aclnn status 161002, ` +
+        `ACLNN_ERR_PARAM_INVALID: CheckInputElement runs before the empty-tensor shortcut, ` +
+        `image/upsample_nearest/op_host/op_api/aclnn_upsample_nearest_exact1d.cpp), got input ` +
+        `[${inputSize.join(", ")}]`,
     };
   }
   if (op === "bilinear2d") {
     if (call.scales.some((s) => s < 0)) {
       return {
         type: false,
-        message: `161002 (ACLNN_ERR_PARAM_INVALID): ${name}: scales cannot be negative ` +
-          `(CheckScalesValid, image/upsample_bilinear2d/op_host/op_api/aclnn_upsample_bilinear_2d.cpp)`,
+        message: `${name}: scales cannot be negative (aclnn status 161002: CheckScalesValid, ` +
+          `image/upsample_bilinear2d/op_host/op_api/aclnn_upsample_bilinear_2d.cpp)`,
       };
     }
     if (generation === "a2" && !isEmpty(call)) return cubeSkipRefusal(call, name);
@@ -130,19 +131,19 @@ function refusalOf(call: UpsampleParams, generation: AscendGeneration): Refusal 
   if (generation === "910") {
     return {
       type: true,
-      message: `${launch}: ${name} is not supported on the ${family}: its kernel UpsampleNearest ` +
-        `ships binaries for ascend910b, ascend910_93 and ascend310p only ` +
-        `(image/upsample_nearest/op_host/upsample_nearest_def.cpp); ${how}. Run it on the CPU ` +
-        `backend (Device.open({ backend: "cpu" }))`,
+      message: `${name} is not supported on the ${family}: its kernel UpsampleNearest ships ` +
+        `binaries for ascend910b, ascend910_93 and ascend310p only ` +
+        `(image/upsample_nearest/op_host/upsample_nearest_def.cpp), so the device answers ` +
+        `${launch}: ${how}. Run it on the CPU backend (Device.open({ backend: "cpu" }))`,
     };
   }
   if (generation === "310p" && dtype === "bfloat16") {
     return {
       type: true,
-      message: `${launch}: ${name}: dtype bfloat16 is not supported on the ${family}: the ` +
-        `ascend310p config of UpsampleNearest takes float16 and float32 only ` +
-        `(image/upsample_nearest/op_host/upsample_nearest_def.cpp, config310p); ${how}. Use ` +
-        `float16 or float32`,
+      message: `${name}: dtype bfloat16 is not supported on the ${family}: the ascend310p ` +
+        `config of UpsampleNearest takes float16 and float32 only ` +
+        `(image/upsample_nearest/op_host/upsample_nearest_def.cpp, config310p), so the device ` +
+        `answers ${launch}: ${how}. Use float16 or float32`,
     };
   }
   return null;
@@ -167,8 +168,10 @@ function cubeSkipRefusal(call: UpsampleParams, name: string): Refusal | null {
   if (dim < 0) return null;
   return {
     type: false,
-    message: `507015 (ACL_ERROR_RT_AICORE_EXCEPTION) or an undefined result: ${name}: the Cube ` +
-      `kernel UpsampleBilinear2d skips the ${dim === 0 ? "H" : "W"} pass because its step ` +
+    message: `${name}: the device fails with 507015 (ACL_ERROR_RT_AICORE_EXCEPTION) or gives an ` +
+      `undefined result: the Cube kernel UpsampleBilinear2d skips the ${
+        dim === 0 ? "H" : "W"
+      } pass because its step ` +
       `${cube.steps[dim]} is within 1e-6 of 1 (FloatEqual), although its sizes differ ` +
       `(${sizes[dim][0]} -> ${
         sizes[dim][1]

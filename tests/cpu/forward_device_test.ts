@@ -335,12 +335,15 @@ Deno.test("refusals: what each family cannot run, with the status the op returns
   for (const c of [near1, near2]) {
     assert.match(
       forwardRefusal(c, "910")!,
-      /^561000 \(ACLNN_ERR_INNER\) at launch: .*ships binaries for ascend910b, ascend910_93 and ascend310p only/,
+      /^upsampleNearestExact\w+ is not supported .*ships binaries for ascend910b, ascend910_93 and ascend310p only.*561000 \(ACLNN_ERR_INNER\) at launch/,
     );
     assert.throws(() => forwardPlan(c, target("910")), TypeError);
     assert.equal(forwardRefusal(c, "a2"), null);
     const bf16 = { ...c, dtype: "bfloat16" as const };
-    assert.match(forwardRefusal(bf16, "310p")!, /^561000 .*bfloat16.*float16 and float32 only/);
+    assert.match(
+      forwardRefusal(bf16, "310p")!,
+      /^upsampleNearestExact\w+: dtype bfloat16 .*float16 and float32 only.*561000/,
+    );
     assert.throws(() => forwardPlan(bf16, target("310p")), TypeError);
     assert.equal(forwardRefusal({ ...c, dtype: "float16" }, "310p"), null);
     assert.equal(forwardRefusal(bf16, "a2"), null);
@@ -349,7 +352,10 @@ Deno.test("refusals: what each family cannot run, with the status the op returns
   // 1d with N or C = 0: 161002 on every family (its checks precede the empty shortcut); 2d: success
   // with nothing launched, before any check (so even on the 910).
   for (const g of ["a2", "950", "910", "310p"] as const) {
-    assert.match(forwardRefusal(call("nearestExact1d", [0, 2, 3], [6]), g)!, /^161002/);
+    assert.match(
+      forwardRefusal(call("nearestExact1d", [0, 2, 3], [6]), g)!,
+      /^upsampleNearestExact1d: .*161002/,
+    );
     assert.throws(() => forwardPlan(call("nearestExact1d", [2, 0, 3], [6]), target(g)), RangeError);
     const empty = forwardPlan(call("nearestExact2d", [0, 2, 3, 3], [6, 6]), target(g));
     assert.deepEqual([empty.kernel, empty.variant], ["", "none"]);
@@ -359,14 +365,17 @@ Deno.test("refusals: what each family cannot run, with the status the op returns
     assert.equal(forwardRefusal(bilinear([1, 1, 3, 3], [5, 5], { dtype: "bfloat16" }), g), null);
     assert.match(
       forwardRefusal(bilinear([1, 1, 3, 3], [6, 6], { scales: [-2, 2] }), g)!,
-      /^161002/,
+      /^upsampleBilinear2d: .*161002/,
     );
   }
   // A2/A3's Cube kernel skips the H pass (step fl32(1 / 0.9999999) within 1e-6 of 1) although
   // 10 -> 9: the W pass then writes rows of the wrong length (507015 or garbage).
   const skip = bilinear([1, 1, 10, 4], [9, 8], { scales: [0.9999999, 2] });
   assert.ok(bilinearCubeRoute(skip));
-  assert.match(forwardRefusal(skip, "a2")!, /^507015 .*skips the H pass/);
+  assert.match(
+    forwardRefusal(skip, "a2")!,
+    /^upsampleBilinear2d: the device fails with 507015 .*skips the H pass/,
+  );
   assert.throws(() => forwardPlan(skip, target("a2")), RangeError);
   for (const g of ["950", "910", "310p"] as const) assert.equal(forwardRefusal(skip, g), null);
   // Equal sizes on the skipped dimension are fine: 4 -> 4 with scale 1.2 keeps step 1.
