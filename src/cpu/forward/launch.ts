@@ -56,6 +56,14 @@ const MODE_F32 = 0, MODE_BF16 = 1, MODE_TAIL_F32 = 2, MODE_TAIL_BF16 = 3;
 
 interface Plan {
   readonly key: string;
+  /** What the plan was built for, compared before a key is built (a loop repeats one call). */
+  readonly call: {
+    readonly op: string;
+    readonly dtype: string;
+    readonly rule: string;
+    readonly alignCorners: boolean;
+    readonly sizes: readonly number[];
+  };
   readonly tables: readonly (Int32Array | Float32Array)[];
   readonly offsets: readonly number[];
   readonly workOffset: number;
@@ -220,7 +228,23 @@ function buildPlan(kernels: WasmKernels, call: WasmForwardCall, key: string): Pl
     pattern = columnPattern(wIdx, inW);
   }
   const { offsets, bytes } = layout(tables);
-  return { key, tables, offsets, workOffset: bytes, workBytes: align16(work), mode, pattern };
+  const planned = {
+    op: call.op,
+    dtype: call.dtype,
+    rule,
+    alignCorners: call.alignCorners,
+    sizes: [...inputSize, ...outputSize, ...scales],
+  };
+  return {
+    key,
+    call: planned,
+    tables,
+    offsets,
+    workOffset: bytes,
+    workBytes: align16(work),
+    mode,
+    pattern,
+  };
 }
 
 /** Byte address of a view's first element. */
@@ -258,6 +282,21 @@ const prepared: PreparedCall = {
   bandable: true,
 };
 
+// Whether `plan` (the kernels' last one, maybe a backward plan) was built for this call.
+function plannedFor(plan: Plan, call: WasmForwardCall, rule: string): boolean {
+  const p = plan.call;
+  if (p.op !== call.op || p.dtype !== call.dtype || p.rule !== rule) return false;
+  if (p.alignCorners !== call.alignCorners) return false;
+  const { inputSize, outputSize, scales } = call;
+  const sizes = p.sizes;
+  if (sizes.length !== inputSize.length + outputSize.length + scales.length) return false;
+  let k = 0;
+  for (const list of [inputSize, outputSize, scales]) {
+    for (let i = 0; i < list.length; i++) if (sizes[k++] !== list[i]) return false;
+  }
+  return true;
+}
+
 /**
  * Looks up the plan of an eligible `call` (see {@link wasmForwardEligible}), writes its tables into
  * the scratch block (unless already there) with work space for `slots` threads, and returns the
@@ -278,10 +317,10 @@ export function prepareWasmForward(
 ): PreparedCall | null {
   const { inputSize, outputSize, scales } = call;
   const rule = call.rule ?? "pytorch";
-  const key = `fwd:${rule}:${call.op}:${call.dtype}:${inputSize[1] === 1}:${inputSize.join(",")}:` +
-    `${outputSize.join(",")}:${scales.join(",")}:${call.alignCorners}`;
   let plan = kernels.plan as Plan | null;
-  if (plan === null || plan.key !== key) {
+  if (plan === null || plan.call === undefined || !plannedFor(plan, call, rule)) {
+    const key = `fwd:${rule}:${call.op}:${call.dtype}:${inputSize[1] === 1}:` +
+      `${inputSize.join(",")}:${outputSize.join(",")}:${scales.join(",")}:${call.alignCorners}`;
     plan = cachedTable(plans, key, () => buildPlan(kernels, call, key));
   }
   const base = placePlan(kernels, plan, slots);
