@@ -263,10 +263,11 @@ function ascendTarget(options: DeviceOpenOptions, backend: string): AscendTarget
     );
   }
   const socText = soc === undefined ? "unset (the A2/A3 rules)" : JSON.stringify(soc);
-  if (ascendFma !== undefined && generation !== "950") {
+  if (ascendFma !== undefined && generation !== "950" && generation !== "a2") {
     throw new TypeError(
-      `Device.open ascendFma ${ascendFma} applies to the Ascend 950 rules only, got soc ` +
-        `${socText}: there tbeFma sets the TBE kernel's contraction`,
+      `Device.open ascendFma ${ascendFma} applies to the Ascend 950 rules and Atlas A2/A3's ` +
+        `forward Cube kernel only, got soc ${socText}: there tbeFma sets the TBE kernel's ` +
+        `contraction`,
     );
   }
   if (tbeFma !== undefined && generation === "950") {

@@ -12,6 +12,7 @@
 
 import type { Device } from "../../src/device.ts";
 import { runParams } from "../../src/ops/run_params.ts";
+import { upsampleBilinear2d } from "../../src/ops/forward.ts";
 import {
   type AscendGeneration,
   FAMILY_NAMES,
@@ -181,5 +182,48 @@ export async function generationChecks(npu: Device): Promise<Check[]> {
   } catch (error) {
     checks.push(checkFromError("warn", what, error, "see the error above"));
   }
+  if (generation === "a2") checks.push(await cubeCheck(npu));
   return checks;
+}
+
+/**
+ * Runs the A2/A3 forward Cube kernel's contraction probe on `device`: bilinear forward 1 x 2 -> 1 x 6
+ * with both scales given (1 and 3, so the op routes to UpsampleBilinear2d) on input `[1, 1e8]`.
+ * Output 1's centre `fl(1/3) * 1.5 - 0.5` is 0 with the product rounded first and 2^-25 as one
+ * fused multiply-add: it reads 1 exactly, or 1 + 2^-25 * 1e8 = 2.49.
+ *
+ * @example
+ * ```ts ignore
+ * const { contracted } = await probeCubeFma(npu); // true on a device whose compiler contracts
+ * ```
+ */
+export async function probeCubeFma(device: Device): Promise<FmaProbe> {
+  using x = device.tensor([1, 1e8], [1, 1, 1, 2]);
+  using y = upsampleBilinear2d(x, { outputSize: [1, 6], scalesH: 1, scalesW: 3 });
+  const value = (await y.toFloat32Array())[1];
+  const contracted = value === 1 ? false : Math.abs(value - 2.4901161) < 1e-6 ? true : undefined;
+  return { cell: 1, contracted };
+}
+
+async function cubeCheck(npu: Device): Promise<Check> {
+  const what = "Cube FMA probe (bilinear forward 2 -> 6, scale 3)";
+  try {
+    const probe = await probeCubeFma(npu);
+    if (probe.contracted === undefined) {
+      return {
+        status: "fail",
+        title: `${what}: output 1 is neither 1 nor 2.49`,
+        fix: "report it: the device computes something the Atlas A2/A3 rules do not model",
+      };
+    }
+    return {
+      status: "ok",
+      title: `${what}: this device ` +
+        (probe.contracted
+          ? "contracts the centre into one FMA (device reference: ascendFma: true)"
+          : "rounds the product before the sum (device reference: ascendFma: false)"),
+    };
+  } catch (error) {
+    return checkFromError("warn", what, error, "see the error above");
+  }
 }

@@ -37,9 +37,10 @@ export interface AscendTarget {
   /** The bilinear aclnn API the device runs (V2 on current CANN). */
   readonly bilinearApi: BilinearApi;
   /**
-   * 950 only: whether the kernels' `a * b + c` coordinate arithmetic is contracted into fused
-   * multiply-adds (the source does not say; the reference defaults to contracted). Ignored for A2,
-   * whose vector instructions round each step.
+   * Whether the kernels' scalar `a * b + c` coordinate arithmetic is contracted into fused
+   * multiply-adds (the source does not say; the reference defaults to contracted): the 950's
+   * kernels, and A2/A3's forward Cube kernel UpsampleBilinear2d (its centre). A2/A3's backward
+   * kernels run on vector instructions, which round each step.
    */
   readonly fma: boolean;
   /**

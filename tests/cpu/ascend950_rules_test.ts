@@ -357,10 +357,14 @@ Deno.test("Device.open soc / ascendFma: values, getters and errors", () => {
     () => Device.open({ backend: "cpu", numerics: "device", soc: 950 as unknown as string }),
     /soc must be a SoC name string/,
   );
+  // A2/A3 (also the default soc): ascendFma sets the forward Cube kernel's contraction.
+  Device.open({ backend: "cpu", numerics: "device", ascendFma: true }).close();
   assert.throws(
-    () => Device.open({ backend: "cpu", numerics: "device", ascendFma: true }),
+    () => Device.open({ backend: "cpu", numerics: "device", soc: "Ascend910A", ascendFma: true }),
     (e: unknown) =>
-      e instanceof TypeError && /ascendFma true applies to the Ascend 950 rules/.test(e.message),
+      e instanceof TypeError &&
+      /ascendFma true applies to the Ascend 950 rules and Atlas A2\/A3's forward Cube kernel only/
+        .test(e.message),
   );
   assert.throws(
     () => Device.open({ backend: "cpu", numerics: "device", soc: SOC_950, tbeFma: true }),

@@ -284,6 +284,18 @@ Deno.test({
     const shifted = await run("doctor", A2, [], { ACLEMU_FORWARD_SHIFT_FAULT: "1" });
     assert.match(shifted.text, /^\[FAIL\] adjoint nearestExact1d .*kernels disagree$/m);
   });
+  await t.step("doctor's Cube FMA probe on A2/A3 follows ACLEMU_FMA", async () => {
+    for (const [fma, answer] of [["1", "contracts the centre"], ["0", "rounds the product"]]) {
+      const { text } = await run("doctor", A2, [], { ACLEMU_FMA: fma });
+      assert.match(
+        text,
+        new RegExp(
+          `^\\[ok\\] +Cube FMA probe \\(bilinear forward 2 -> 6, scale 3\\): this device ${answer}`,
+          "m",
+        ),
+      );
+    }
+  });
   await t.step("ACLEMU_FORWARD_SHIFT_FAULT", async () => {
     const fault = { ACLEMU_FORWARD_SHIFT_FAULT: "1" };
     const { code, text } = await run("verify", A2, ["--adjoint", "--cases", "30"], fault);
