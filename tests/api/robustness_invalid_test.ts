@@ -4,6 +4,7 @@
 // allocate/launch are counted on both backends, plus the emulation's live counters and launch count
 // on the NPU). What a rejection costs is measured by bench/rejection_bench.ts, not asserted here.
 
+import { forgeries, notArrays } from "../support/hostile.ts";
 import assert from "node:assert/strict";
 import {
   Device,
@@ -176,60 +177,6 @@ function zeros(ctx: Ctx, shape: readonly number[], dtype: DType, device = ctx.de
   ctx.track.push(tensor);
   return tensor;
 }
-
-/** Objects that look like tensors but are not. */
-function forgeries(b: Base): unknown[] {
-  const shape = gradShape(b);
-  return [
-    Object.create(Tensor.prototype),
-    Object.create(Tensor.prototype, {
-      shape: { value: shape },
-      dtype: { value: b.dtype },
-      disposed: { value: false },
-    }),
-    { shape, strides: [], offset: 0, dtype: b.dtype, disposed: false },
-    { shape, dtype: "float64" },
-    { shape, dtype: "int32", toFloat32Array: () => Promise.resolve(new Float32Array()) },
-    new Float64Array(numel(shape)),
-    new Float32Array(numel(shape)),
-    new Int32Array(numel(shape)),
-    new Uint16Array(numel(shape)),
-    new BigInt64Array(numel(shape)),
-    new Uint8Array(numel(shape) * 4).buffer,
-    new DataView(new ArrayBuffer(8)),
-    Array.from({ length: numel(shape) }, () => 0),
-    [[[[0]]]],
-    Object.create(null),
-    new Map([["shape", shape]]),
-    Promise.resolve(0),
-    null,
-    undefined,
-    0,
-    1.5,
-    "float32 tensor",
-    true,
-    12n,
-    Symbol("tensor"),
-    () => 0,
-  ];
-}
-
-/** Values that are not arrays of sizes. */
-const notArrays = (sizes: readonly number[]): unknown[] => [
-  sizes[0],
-  sizes.join(","),
-  Int32Array.from(sizes),
-  Float64Array.from(sizes),
-  { 0: sizes[0], length: sizes.length },
-  new Set(sizes),
-  null,
-  undefined,
-  true,
-  8n,
-  Symbol("sizes"),
-  () => sizes,
-  Object.create(null),
-];
 
 /** Elements that are not sizes, with the error they must raise. */
 const BAD_ELEMENTS: ReadonlyArray<[unknown, typeof TypeError]> = [
@@ -434,7 +381,7 @@ const GENERATORS: Readonly<Record<CaseClass, Generator>> = {
   },
 
   gradOutputType(ctx, b): Case {
-    const grad = pick(ctx.r, forgeries(b));
+    const grad = pick(ctx.r, forgeries(gradShape(b), b.dtype));
     return {
       what: `gradOutput = ${describe(grad)}`,
       grad,
@@ -622,7 +569,7 @@ const GENERATORS: Readonly<Record<CaseClass, Generator>> = {
     const inShape = inputShape(b);
     if (variant === 0) {
       const value = r() < 0.03 ? HUGE_SPARSE : pick(r, [
-        ...forgeries(b).filter((v) => v !== undefined && v !== null), // null = not given
+        ...forgeries(gradShape(b), b.dtype).filter((v) => v !== undefined && v !== null), // null = not given
         new Float32Array(numel(inShape)),
       ]);
       return {
