@@ -58,7 +58,13 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_fixtures import lcg_values, render_manifest  # noqa: E402  (shared generator and JSON layout)
+from gen_fixtures import (  # noqa: E402  (shared generator, JSON layout and helpers)
+    explicit,
+    lcg_values,
+    none_if_zero,
+    render_manifest,
+    tree_digest,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "forward")
@@ -260,10 +266,6 @@ class Case:
     values: str = "auto"  # auto | random | lcg | special | wide
 
 
-def explicit(inp: int, scale: float) -> int:
-    return math.floor(inp * scale)
-
-
 SCALES = [1.7, 0.6, 1 / 3, 1.00001, 2.5, 0.3]
 
 
@@ -421,10 +423,6 @@ def present(x: torch.Tensor, layout: str) -> torch.Tensor:
     raise ValueError(layout)
 
 
-def none_if_zero(s: float):
-    return None if s == 0 else float(s)
-
-
 def aten_forward(c: Case, x: torch.Tensor) -> torch.Tensor:
     if c.op == "nearestExact1d":
         return torch.ops.aten._upsample_nearest_exact1d(x, c.output_size, none_if_zero(c.scales[0]))
@@ -530,16 +528,6 @@ def generate(out_dir: str) -> dict:
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         f.write(render_manifest(meta, entries))
     return {"cases": cases, "refused": refused}
-
-
-def tree_digest(d: str) -> dict[str, str]:
-    out = {}
-    for root, _, files in os.walk(d):
-        for fn in files:
-            p = os.path.join(root, fn)
-            with open(p, "rb") as f:
-                out[os.path.relpath(p, d)] = hashlib.sha256(f.read()).hexdigest()
-    return out
 
 
 def main() -> int:

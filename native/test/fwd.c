@@ -9,6 +9,7 @@
 #include "aclemu.h"
 #include "cann_subset.h"
 #include "check.h"
+#include "fp16.h"
 #include "phase2.h"
 
 #include <math.h>
@@ -24,50 +25,8 @@ static int a2, is950, is910, is310p;
 
 /* ---- 16-bit values (RNE; the test values stay in the normal range) ---- */
 
-static float bits_f(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-}
-
-static uint32_t f_bits(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    return b;
-}
-
-static uint16_t f2h(float f)
-{
-    uint32_t x = f_bits(f), ax = x & 0x7fffffffu;
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-    if (ax < 0x38800000u) {
-        return sign;
-    }
-    uint32_t r = ax - (112u << 23) + 0xfffu + ((ax >> 13) & 1u);
-    return (uint16_t)(sign | (r >> 13));
-}
-
-static float h2f(uint16_t h)
-{
-    uint32_t e = (h >> 10) & 0x1fu;
-    if (e == 0) {
-        return (h & 0x8000u) ? -0.0f : 0.0f;
-    }
-    return bits_f(((uint32_t)(h & 0x8000u) << 16) | ((e + 112u) << 23) | ((uint32_t)(h & 0x3ffu) << 13));
-}
-
-static uint16_t f2b(float f)
-{
-    uint32_t x = f_bits(f);
-    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
-static float b2f(uint16_t b) { return bits_f((uint32_t)b << 16); }
-
-static float r16(float v) { return h2f(f2h(v)); }
-static float rb16(float v) { return b2f(f2b(v)); }
+static float r16(float v) { return from_half(to_half(v)); }
+static float rb16(float v) { return from_bf16(to_bf16(v)); }
 
 static size_t esz(int32_t dt)
 {
@@ -79,7 +38,7 @@ static void enc(int32_t dt, float v, unsigned char *p)
     if (dt == ACL_FLOAT) {
         memcpy(p, &v, 4);
     } else if (dt == ACL_FLOAT16 || dt == ACL_BF16) {
-        uint16_t h = dt == ACL_FLOAT16 ? f2h(v) : f2b(v);
+        uint16_t h = dt == ACL_FLOAT16 ? to_half(v) : to_bf16(v);
         memcpy(p, &h, 2);
     } else if (dt == ACL_UINT8) {
         *p = (unsigned char)v;
@@ -102,7 +61,7 @@ static float dec(int32_t dt, const unsigned char *p)
     if (dt == ACL_FLOAT16 || dt == ACL_BF16) {
         uint16_t h;
         memcpy(&h, p, 2);
-        return dt == ACL_FLOAT16 ? h2f(h) : b2f(h);
+        return dt == ACL_FLOAT16 ? from_half(h) : from_bf16(h);
     }
     if (dt == ACL_UINT8) {
         return (float)*p;

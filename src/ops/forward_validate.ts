@@ -12,7 +12,15 @@ import type { Device } from "../device.ts";
 import type { DType } from "../tensor/dtype.ts";
 import { elementCount } from "../tensor/layout.ts";
 import { isTensor, type Tensor } from "../tensor/tensor.ts";
-import { checkOut, fail, resolveScale, show, sizeList } from "./validate.ts";
+import {
+  checkOptionKeys,
+  checkOut,
+  fail,
+  resolveFlags,
+  resolveScale,
+  show,
+  sizeList,
+} from "./validate.ts";
 
 /** A forward call whose arguments passed every check. */
 export interface ResolvedForward {
@@ -62,11 +70,7 @@ export function resolveForward(op: UpsampleOp, input: unknown, options: unknown)
     fail(spec, TypeError, `options must be an object with outputSize, got ${show(options)}`);
   }
   const opts = options as Record<string, unknown>;
-  for (const key in opts) {
-    if (Object.hasOwn(opts, key) && !spec.keys.has(key)) {
-      fail(spec, TypeError, `unknown option "${key}" (allowed: ${[...spec.keys].join(", ")})`);
-    }
-  }
+  checkOptionKeys(spec, opts);
   const shape = x.shape;
   if (shape.length !== rank) {
     fail(
@@ -106,14 +110,7 @@ export function resolveForward(op: UpsampleOp, input: unknown, options: unknown)
     // The forward ops have no enlargement limit (their op_api checks none; PyTorch has none).
     resolveScale(op, spec, i, opts[keys[i]], inputSize[2 + i], size, false)
   );
-  const alignCorners = opts.alignCorners ?? false;
-  if (typeof alignCorners !== "boolean") {
-    fail(spec, TypeError, `alignCorners must be a boolean, got ${show(alignCorners)}`);
-  }
-  const deterministic = opts.deterministic ?? x.device.deterministic;
-  if (typeof deterministic !== "boolean") {
-    fail(spec, TypeError, `deterministic must be a boolean, got ${show(deterministic)}`);
-  }
+  const { alignCorners, deterministic } = resolveFlags(spec, opts, x.device);
   const out = opts.out === undefined || opts.out === null
     ? null
     : checkOut(spec, opts.out, x, "input", resultShape, "[N, C, ...outputSize]");

@@ -98,13 +98,7 @@ export function resolveUpsample(
     );
   }
   const opts = options as Record<string, unknown>;
-  // for-in over own keys is Object.keys without the array it allocates on every call (V8 answers
-  // hasOwnProperty of the for-in key from its enum cache; Object.hasOwn is not optimized that way).
-  for (const key in opts) {
-    if (hasOwnProperty.call(opts, key) && !spec.keys.has(key)) {
-      fail(spec, TypeError, `unknown option "${key}" (allowed: ${[...spec.keys].join(", ")})`);
-    }
-  }
+  checkOptionKeys(spec, opts);
 
   const outputSize = sizeList(opts.outputSize, "outputSize", spatial, spec);
   const inputSize = sizeList(opts.inputSize, "inputSize", rank, spec);
@@ -156,14 +150,7 @@ export function resolveUpsample(
     ? [first]
     : [first, resolveScale(op, spec, 1, opts[keys[1]], inputSize[3], outputSize[1])];
 
-  const alignCorners = opts.alignCorners ?? false;
-  if (typeof alignCorners !== "boolean") {
-    fail(spec, TypeError, `alignCorners must be a boolean, got ${show(alignCorners)}`);
-  }
-  const deterministic = opts.deterministic ?? grad.device.deterministic;
-  if (typeof deterministic !== "boolean") {
-    fail(spec, TypeError, `deterministic must be a boolean, got ${show(deterministic)}`);
-  }
+  const { alignCorners, deterministic } = resolveFlags(spec, opts, grad.device);
 
   const out = opts.out === undefined || opts.out === null
     ? null
@@ -181,6 +168,48 @@ export function resolveUpsample(
     alignCorners,
     deterministic,
   };
+}
+
+/**
+ * Throws a `TypeError` for an option key the op does not take.
+ *
+ * @example
+ * ```ts ignore
+ * checkOptionKeys(OP_SPECS.bilinear2d, { outputSize: [2, 2], scale: 2 }); // throws: "scale"
+ * ```
+ */
+export function checkOptionKeys(spec: OpSpec, opts: Record<string, unknown>): void {
+  // for-in over own keys is Object.keys without the array it allocates on every call (V8 answers
+  // hasOwnProperty of the for-in key from its enum cache; Object.hasOwn is not optimized that way).
+  for (const key in opts) {
+    if (hasOwnProperty.call(opts, key) && !spec.keys.has(key)) {
+      fail(spec, TypeError, `unknown option "${key}" (allowed: ${[...spec.keys].join(", ")})`);
+    }
+  }
+}
+
+/**
+ * The `alignCorners` (default false) and `deterministic` (default: the device's) options, checked.
+ *
+ * @example
+ * ```ts ignore
+ * resolveFlags(spec, { alignCorners: true }, device); // { alignCorners: true, deterministic: false }
+ * ```
+ */
+export function resolveFlags(
+  spec: OpSpec,
+  opts: Record<string, unknown>,
+  device: Device,
+): { alignCorners: boolean; deterministic: boolean } {
+  const alignCorners = opts.alignCorners ?? false;
+  if (typeof alignCorners !== "boolean") {
+    fail(spec, TypeError, `alignCorners must be a boolean, got ${show(alignCorners)}`);
+  }
+  const deterministic = opts.deterministic ?? device.deterministic;
+  if (typeof deterministic !== "boolean") {
+    fail(spec, TypeError, `deterministic must be a boolean, got ${show(deterministic)}`);
+  }
+  return { alignCorners, deterministic };
 }
 
 /** Throws `Kind` with the op's name before `message`. */
