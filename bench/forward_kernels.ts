@@ -20,7 +20,7 @@ import {
   launchWasmForward,
   prepareWasmForward,
   type WasmForwardCall,
-} from "../src/cpu/forward/mod.ts";
+} from "../src/cpu/wasm/launch_forward.ts";
 import { KernelScheduler } from "../src/cpu/threads/scheduler.ts";
 import { WasmKernels } from "../src/cpu/wasm/instance.ts";
 import type { UpsampleOp } from "../src/rules/ops.ts";

@@ -4,6 +4,10 @@
  * - `src/rules/` (the op vocabulary and the index rules) imports only `src/rules/` and
  *   `src/tensor/dtype.ts`: the rules never depend on a backend, a device or the public API;
  * - `src/cpu/` (the CPU backend) and `src/ffi/` (the CANN binding) never import each other;
+ * - `src/cpu/pytorch/` (PyTorch's CPU kernels) and `src/cpu/ascend/` (the Ascend device reference)
+ *   are kernels only: they import the rules, `src/tensor/dtype.ts`, the CPU's shared
+ *   `types.ts` and `strided.ts`, and their own room; PyTorch's kernels never import the device
+ *   reference (the reference may run PyTorch's kernels where the device sums in PyTorch's order);
  * - every other module of `src/` reaches a backend only through `src/backend.ts` (the contract),
  *   except the composition root that constructs them (`src/device.ts`, `src/backend_choice.ts`);
  * - `cli/` (doctor and verify) never imports `src/cpu/`: it uses the CPU backend through `Device`.
@@ -30,6 +34,8 @@ export interface ForbiddenImport {
 }
 
 const COMPOSITION_ROOT = new Set(["src/device.ts", "src/backend_choice.ts"]);
+// What the kernel rooms share with the rest of the CPU backend.
+const KERNEL_SHARED = new Set(["src/tensor/dtype.ts", "src/cpu/types.ts", "src/cpu/strided.ts"]);
 
 /** The rule `target` breaks when `file` imports it, or `undefined` when the import is allowed. */
 function brokenRule(file: string, target: string): string | undefined {
@@ -37,6 +43,17 @@ function brokenRule(file: string, target: string): string | undefined {
   if (inRoom(file, "src/rules/")) {
     if (!inRoom(target, "src/rules/") && target !== "src/tensor/dtype.ts") {
       return "src/rules/ imports only src/rules/ and src/tensor/dtype.ts";
+    }
+    return undefined;
+  }
+  const kernelRoom = ["src/cpu/pytorch/", "src/cpu/ascend/"].find((room) => inRoom(file, room));
+  if (kernelRoom !== undefined) {
+    const shared = KERNEL_SHARED.has(target) || inRoom(target, "src/rules/") ||
+      inRoom(target, kernelRoom) ||
+      (kernelRoom === "src/cpu/ascend/" && inRoom(target, "src/cpu/pytorch/"));
+    if (!shared) {
+      return `${kernelRoom} imports only src/rules/, src/tensor/dtype.ts, src/cpu/types.ts, ` +
+        `src/cpu/strided.ts and its own room (src/cpu/ascend/ also src/cpu/pytorch/)`;
     }
     return undefined;
   }

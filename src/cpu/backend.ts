@@ -32,9 +32,9 @@ import {
   type Numerics,
 } from "../rules/numerics.ts";
 import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
-import { runRouteCpu } from "./route_cpu.ts";
+import { runRouteCpu } from "./ascend/backward/route.ts";
 import { forwardPlan } from "../rules/forward_device.ts";
-import { forwardDeviceCpu } from "./forward_device.ts";
+import { forwardDeviceCpu } from "./ascend/forward/reference.ts";
 import { TaskQueue } from "./task_queue.ts";
 import { KernelScheduler } from "./threads/scheduler.ts";
 import { STACK_BYTES, WasmKernels } from "./wasm/instance.ts";

@@ -10,21 +10,28 @@ import type { ForwardCall, StorageView, UpsampleCall } from "../backend.ts";
 import type { CpuBuffer } from "./buffer.ts";
 import {
   bilinear2dForwardCpu,
-  launchWasmForward,
   nearestExact1dForwardCpu,
   nearestExact2dForwardCpu,
-  prepareWasmForward,
   type UpsampleForwardArgs,
+} from "./pytorch/forward/mod.ts";
+import {
+  launchWasmForward,
+  prepareWasmForward,
   wasmForwardEligible,
-} from "./forward/mod.ts";
+} from "./wasm/launch_forward.ts";
 import {
   bilinear2dBackwardCpu,
   nearestExact1dBackwardCpu,
   nearestExact2dBackwardCpu,
-} from "./mod.ts";
+} from "./pytorch/backward/mod.ts";
 import type { BilinearBackwardArgs, StridedArray } from "./types.ts";
 import type { WasmKernels } from "./wasm/instance.ts";
-import { launchWasm, type PreparedCall, prepareWasm, wasmEligible } from "./wasm/launch.ts";
+import {
+  launchWasm,
+  type PreparedCall,
+  prepareWasm,
+  wasmEligible,
+} from "./wasm/launch_backward.ts";
 
 /** A backward or a forward call on the CPU backend's storage. */
 export type AnyCall = UpsampleCall<CpuBuffer> | ForwardCall<CpuBuffer>;

@@ -9,7 +9,7 @@
  * float32 accumulator starting at 0, and casts once to the dtype: float16/bfloat16 are read
  * natively (the op_api casts to float32 only when not RegBase:
  * op_host/op_api/aclnn_upsample_nearest_exact2d_backward.cpp, `IsRegBase`). That is exactly the
- * order and rounding of the CPU gather (`src/cpu/nearest_exact.ts`), so this rule is bit-exact
+ * order and rounding of the CPU gather (`src/cpu/pytorch/backward/nearest_exact.ts`), so this rule is bit-exact
  * once the ranges match; the ranges are the A2 rule's without its 1e-6 pass skip.
  *
  * @module

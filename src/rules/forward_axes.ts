@@ -2,7 +2,7 @@
  * The per-dimension rules of the Ascend FORWARD kernels (`interpolate`'s ops on the NPU): the
  * float32 step (input cells per output cell) each kernel derives from the sizes and scales, and the
  * indices and weights it computes from it. No tensors here: `forward_device.ts` picks the kernel
- * and these rules, `src/cpu/forward_device.ts` computes with them. Paths are in CANN's public
+ * and these rules, `src/cpu/ascend/forward/reference.ts` computes with them. Paths are in CANN's public
  * operator source (`hicann/ops-cv`) unless said otherwise; the TBE kernel is
  * `opp/built-in/op_impl/ai_core/tbe/impl/dynamic/resize_bilinear_v2.py` of the CANN 8.1.RC1 toolkit
  * (public copy: GitHub `leideng/CANN-8.1.RC1`, `Ascend/ascend-toolkit/8.1.RC1/`), cited as

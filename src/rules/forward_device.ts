@@ -6,7 +6,7 @@
  * `Ascend/ascend-toolkit/8.1.RC1/opp/built-in/op_impl/ai_core/tbe/impl/dynamic/resize_bilinear_v2.py`,
  * and its tiling `ops/built-in/op_tiling/resize_bilinear_v2.cc`, public copy in GitHub
  * `dengguojie/vue-element-admin`). The per-dimension rules are in `forward_axes.ts`; the CPU device
- * reference computes a plan with `src/cpu/forward_device.ts`. Kernel names are the emulation's
+ * reference computes a plan with `src/cpu/ascend/forward/reference.ts`. Kernel names are the emulation's
  * (`native/src/opapi/fwd_*.c`, `aclemuLastKernel`).
  *
  * Per family (NpuArch: `generation.ts`):

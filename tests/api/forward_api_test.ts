@@ -19,7 +19,7 @@ import {
 } from "../../mod.ts";
 import type { Backend } from "../../src/backend.ts";
 import { type CpuBackend, cpuTuning } from "../../src/cpu/backend.ts";
-import { isChannelsLast } from "../../src/cpu/forward/mod.ts";
+import { isChannelsLast } from "../../src/cpu/pytorch/forward/mod.ts";
 import { deviceInternals } from "../../src/device.ts";
 import type { UpsampleOp } from "../../src/rules/ops.ts";
 import { contiguousStrides } from "../../src/tensor/layout.ts";

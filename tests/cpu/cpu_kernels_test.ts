@@ -11,7 +11,7 @@ import {
   nearestExactSourceIndex,
   rangeStarts,
   type StridedArray,
-} from "../../src/cpu/mod.ts";
+} from "../../src/cpu/pytorch/backward/mod.ts";
 import { decodeInto, type DType, DTYPES, encodeInto } from "../../src/tensor/dtype.ts";
 import {
   referenceBilinear2dBackward,

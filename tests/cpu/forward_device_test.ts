@@ -1,5 +1,5 @@
 // The FORWARD device reference (src/rules/forward_device.ts, forward_axes.ts, forward_950.ts;
-// src/cpu/forward_device.ts, forward_device_tbe.ts) per family: hand-computed small cases read
+// src/cpu/ascend/forward/reference.ts, forward_device_tbe.ts) per family: hand-computed small cases read
 // from the ops-cv / TBE sources, the kernel each family's host code routes to, each arithmetic
 // variant against a float64 evaluation of its own formula (within float32 rounding, float16 for the
 // 310P's vbi float16), the three points the two earlier readings disputed, and the refusals.
@@ -24,8 +24,8 @@ import {
 } from "../../src/rules/forward_axes.ts";
 import type { AscendGeneration } from "../../src/rules/generation.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
-import { forwardDeviceCpu } from "../../src/cpu/forward_device.ts";
-import { fmaF16 } from "../../src/cpu/forward_device_tbe.ts";
+import { forwardDeviceCpu } from "../../src/cpu/ascend/forward/reference.ts";
+import { fmaF16 } from "../../src/cpu/ascend/forward/tbe.ts";
 import {
   bfloat16BitsFromNumber,
   bfloat16BitsToNumber,

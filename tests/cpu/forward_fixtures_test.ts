@@ -9,7 +9,7 @@ import {
   nearestExact1dForwardCpu,
   nearestExact2dForwardCpu,
   type UpsampleForwardArgs,
-} from "../../src/cpu/forward/mod.ts";
+} from "../../src/cpu/pytorch/forward/mod.ts";
 import {
   emptyView,
   firstDifference,

@@ -8,13 +8,15 @@ import { CpuBuffer } from "../../src/cpu/buffer.ts";
 import {
   bilinear2dForwardCpu,
   forwardLinearTable,
-  launchWasmForward,
   nearestExact1dForwardCpu,
   nearestExact2dForwardCpu,
-  prepareWasmForward,
   type UpsampleForwardArgs,
+} from "../../src/cpu/pytorch/forward/mod.ts";
+import {
+  launchWasmForward,
+  prepareWasmForward,
   type WasmForwardCall,
-} from "../../src/cpu/forward/mod.ts";
+} from "../../src/cpu/wasm/launch_forward.ts";
 import { KernelScheduler } from "../../src/cpu/threads/scheduler.ts";
 import { WasmKernels } from "../../src/cpu/wasm/instance.ts";
 import type { StridedArray } from "../../src/cpu/types.ts";

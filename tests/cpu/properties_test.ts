@@ -12,7 +12,7 @@ import {
   upsampleNearestExact1dBackward,
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
-import { linearIndexTable, nearestExactIndexTable } from "../../src/cpu/mod.ts";
+import { linearIndexTable, nearestExactIndexTable } from "../../src/cpu/pytorch/backward/mod.ts";
 import { assertMatchesDeviceOp } from "../support/device_model.ts";
 import { assertBitEqual, BACKENDS, makeView, rng } from "../support/helpers.ts";
 

@@ -17,6 +17,21 @@ Deno.test("check_imports: each rule finds its breach", () => {
     ["src/ffi/x.ts", 'export { CpuBackend } from "../cpu/backend.ts";', "src/ffi/ never"],
     ["src/ops/x.ts", 'const m = await import("../ffi/loader.ts");', "outside the backends"],
     ["cli/verify/x.ts", 'import { WasmKernels } from "../../src/cpu/wasm/instance.ts";', "cli/"],
+    [
+      "src/cpu/pytorch/forward/x.ts",
+      'import { y } from "../../ascend/forward/tbe.ts";',
+      "src/cpu/pytorch/",
+    ],
+    [
+      "src/cpu/pytorch/backward/x.ts",
+      'import { y } from "../../wasm/heap.ts";',
+      "src/cpu/pytorch/",
+    ],
+    [
+      "src/cpu/ascend/backward/x.ts",
+      'import { y } from "../../threads/pool.ts";',
+      "src/cpu/ascend/",
+    ],
   ];
   for (const [file, source, rule] of cases) {
     const found = forbiddenImports(file, source);
@@ -37,6 +52,10 @@ Deno.test("check_imports: each rule finds its breach", () => {
     forbiddenImports("src/ops/x.ts", ' * import { x } from "../ffi/loader.ts";'),
     [],
   );
+  // The device reference may run PyTorch's kernels and the shared strided rows.
+  const reference = 'import { y } from "../../pytorch/backward/bilinear.ts";\n' +
+    'import { RowReader } from "../../strided.ts";';
+  assert.deepEqual(forbiddenImports("src/cpu/ascend/backward/x.ts", reference), []);
 });
 
 Deno.test("check_imports: a planted breach in a tree fails it", async () => {

@@ -7,7 +7,7 @@
  */
 
 import type { WasmKernels } from "../wasm/instance.ts";
-import { type PreparedCall, runPrepared } from "../wasm/launch.ts";
+import { type PreparedCall, runPrepared } from "../wasm/launch_backward.ts";
 import { Planner } from "./planner.ts";
 import { KernelPool } from "./pool.ts";
 

@@ -7,18 +7,18 @@
  * @module
  */
 
-import type { DeterministicRoute } from "../rules/route.ts";
-import { RowReader, RowWriter } from "./strided.ts";
+import type { DeterministicRoute } from "../../../rules/route.ts";
+import { RowReader, RowWriter } from "../../strided.ts";
 import { tbePass } from "./tbe_pass.ts";
-import type { BilinearBackwardArgs } from "./types.ts";
+import type { BilinearBackwardArgs } from "../../types.ts";
 
 /**
  * Runs `route` for a bilinear call on host views (any strides, any dtype).
  *
  * @example
  * ```ts
- * import { deterministicRoute } from "../rules/route.ts";
- * import { runRouteCpu } from "./route_cpu.ts";
+ * import { deterministicRoute } from "../../../rules/route.ts";
+ * import { runRouteCpu } from "./route.ts";
  * const call = { op: "bilinear2d", dtype: "float32", inputSize: [1, 1, 2, 2], outputSize: [4, 4], scales: [0, 0], alignCorners: false } as const;
  * const { route } = deterministicRoute(call, "910", false);
  * const out = new Float32Array(4);

@@ -144,7 +144,7 @@ function address(view: StorageView<CpuBuffer>): number {
  * how it splits into planes. One record, rewritten by every {@link prepareWasm}.
  */
 export interface PreparedCall {
-  /** Which export runs (the forward ops' are prepared by src/cpu/forward/launch.ts). */
+  /** Which export runs (the forward ops' are prepared by src/cpu/wasm/launch_forward.ts). */
   kernel: typeof KERNEL_EXPORTS[number];
   /** Its arguments; pointers are unsigned byte addresses. */
   readonly args: number[];

@@ -6,10 +6,10 @@
  * @module
  */
 
-import type { LinearTable } from "../rules/pytorch.ts";
-import { dimensionRule, linearTable } from "../rules/tables.ts";
-import { RowReader, RowWriter, scratchBuffer } from "./strided.ts";
-import type { BilinearBackwardArgs } from "./types.ts";
+import type { LinearTable } from "../../../rules/pytorch.ts";
+import { dimensionRule, linearTable } from "../../../rules/tables.ts";
+import { RowReader, RowWriter, scratchBuffer } from "../../strided.ts";
+import type { BilinearBackwardArgs } from "../../types.ts";
 
 /**
  * One output row `oh` of four channels at once (plane `k` at `planeBase + k * planeStride`, its

@@ -1,6 +1,6 @@
 /**
  * Runs a forward call on the WebAssembly kernels (`src/cpu/wasm/forward.c`) when its tensors allow
- * it: both contiguous blocks of the kernels' heap. As the backward's `src/cpu/wasm/launch.ts`, the
+ * it: both contiguous blocks of the kernels' heap. As the backward's `src/cpu/wasm/launch_backward.ts`, the
  * tables come from the rules (the same as the TypeScript kernels', {@link forwardLinearTable}) and
  * are written into the kernels' scratch block once per shape; a prepared call is a
  * {@link PreparedCall}, so the worker-thread plan (`KernelScheduler.run`) runs it as any other,
@@ -14,9 +14,9 @@ import { cachedTable, nearestTables, type TableRule } from "../../rules/tables.t
 import type { DType } from "../../tensor/dtype.ts";
 import { isContiguous } from "../../tensor/layout.ts";
 import type { CpuBuffer } from "../buffer.ts";
-import type { WasmKernels } from "../wasm/instance.ts";
-import { placePlan, type PreparedCall, runPrepared } from "../wasm/launch.ts";
-import { bilinearArith, forwardLinearTable, isChannelsLast } from "./tables.ts";
+import type { WasmKernels } from "./instance.ts";
+import { placePlan, type PreparedCall, runPrepared } from "./launch_backward.ts";
+import { bilinearArith, forwardLinearTable, isChannelsLast } from "../pytorch/forward/tables.ts";
 
 /**
  * A forward call on the CPU backend's storage (`ForwardCall<CpuBuffer>` of src/backend.ts fits).

@@ -23,13 +23,13 @@
  * @module
  */
 
-import type { LinearTable } from "../../rules/pytorch.ts";
-import { fmaF32 } from "../../rules/float32.ts";
-import type { TableRule } from "../../rules/tables.ts";
-import { RowReader, RowWriter, scratchBuffer } from "../strided.ts";
-import type { StridedArray } from "../types.ts";
+import type { LinearTable } from "../../../rules/pytorch.ts";
+import { fmaF32 } from "../../../rules/float32.ts";
+import type { TableRule } from "../../../rules/tables.ts";
+import { RowReader, RowWriter, scratchBuffer } from "../../strided.ts";
+import type { StridedArray } from "../../types.ts";
 import { bf16Round, bilinearArith, forwardLinearTable, isChannelsLast } from "./tables.ts";
-import type { UpsampleForwardArgs } from "./types.ts";
+import type { UpsampleForwardArgs } from "../../types.ts";
 
 // Scratch slots of strided.ts the forward kernels use (the backward's are 0..2).
 const SLOT_READ = 8, SLOT_ROW0 = 9, SLOT_ROW1 = 10, SLOT_OUT = 11;

@@ -10,19 +10,19 @@
  * @module
  */
 
-import { fmaF32 } from "../rules/float32.ts";
+import { fmaF32 } from "../../../rules/float32.ts";
 import {
   type CubeTaps,
   cubeTaps,
   floatEqualOne,
   nearestIndexForward,
   simt950Axis,
-} from "../rules/forward_axes.ts";
-import type { ForwardPlan } from "../rules/forward_device.ts";
-import type { UpsampleForwardArgs } from "./forward/types.ts";
-import { type PlaneKernel, tbePlaneKernel } from "./forward_device_tbe.ts";
-import { RowReader, RowWriter, scratchBuffer } from "./strided.ts";
-import type { StridedArray } from "./types.ts";
+} from "../../../rules/forward_axes.ts";
+import type { ForwardPlan } from "../../../rules/forward_device.ts";
+import type { UpsampleForwardArgs } from "../../types.ts";
+import { type PlaneKernel, tbePlaneKernel } from "./tbe.ts";
+import { RowReader, RowWriter, scratchBuffer } from "../../strided.ts";
+import type { StridedArray } from "../../types.ts";
 
 const f = Math.fround;
 // Scratch slots of strided.ts (backward 0..2, src/cpu/forward 8..11).
@@ -257,8 +257,8 @@ function simtKernel(g: Geometry, plan: ForwardPlan): PlaneKernel {
  * @throws {RangeError | TypeError} for arguments that do not fit the call (ranks, strides, dtypes)
  * @example
  * ```ts
- * import { forwardPlan } from "../rules/forward_device.ts";
- * import { forwardDeviceCpu } from "./forward_device.ts";
+ * import { forwardPlan } from "../../../rules/forward_device.ts";
+ * import { forwardDeviceCpu } from "./reference.ts";
  * const call = { op: "nearestExact1d", dtype: "float32", inputSize: [1, 1, 2], outputSize: [5], scales: [0], alignCorners: false } as const;
  * const plan = forwardPlan(call, { generation: "310p", bilinearApi: "v2", fma: true });
  * const out = new Float32Array(5);

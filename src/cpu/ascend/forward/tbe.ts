@@ -11,10 +11,10 @@
  * @module
  */
 
-import { fmaF32 } from "../rules/float32.ts";
-import { type TbeAxis, tbeAxis } from "../rules/forward_axes.ts";
-import type { ForwardPlan } from "../rules/forward_device.ts";
-import { float16BitsFromNumber, float16BitsToNumber } from "../tensor/dtype.ts";
+import { fmaF32 } from "../../../rules/float32.ts";
+import { type TbeAxis, tbeAxis } from "../../../rules/forward_axes.ts";
+import type { ForwardPlan } from "../../../rules/forward_device.ts";
+import { float16BitsFromNumber, float16BitsToNumber } from "../../../tensor/dtype.ts";
 
 const f = Math.fround;
 const h = Math.f16round;
@@ -27,7 +27,7 @@ const h = Math.f16round;
  *
  * @example
  * ```ts
- * import { fmaF16 } from "./forward_device_tbe.ts";
+ * import { fmaF16 } from "./tbe.ts";
  * fmaF16(1 + 2 ** -10, 1 + 2 ** -10, -(1 + 2 ** -9)); // 2 ** -20; rounded twice it is 0
  * ```
  */
@@ -82,7 +82,7 @@ export type PlaneKernel = (plane: Float32Array, result: Float32Array) => void;
  * @throws {RangeError} for a plan of another variant
  * @example
  * ```ts
- * import { tbePlaneKernel } from "./forward_device_tbe.ts";
+ * import { tbePlaneKernel } from "./tbe.ts";
  * const plan = { kernel: "ResizeBilinearV2_5HD.L1", variant: "tbe-l1", steps: [1, 0.5], alignCorners: false, fma: false, passOrder: "wh" } as const;
  * const result = new Float32Array(4);
  * tbePlaneKernel(plan, 1, 2, 1, 4)(Float32Array.of(1, 3), result); // result = [1, 1.5, 2.5, 3]

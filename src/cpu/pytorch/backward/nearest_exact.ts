@@ -7,10 +7,10 @@
  * @module
  */
 
-import { longestRange, uniformFactor } from "../rules/pytorch.ts";
-import { nearestTables, type TableRule } from "../rules/tables.ts";
-import { RowReader, RowWriter, scratchBuffer } from "./strided.ts";
-import type { StridedArray, UpsampleBackwardArgs } from "./types.ts";
+import { longestRange, uniformFactor } from "../../../rules/pytorch.ts";
+import { nearestTables, type TableRule } from "../../../rules/tables.ts";
+import { RowReader, RowWriter, scratchBuffer } from "../../strided.ts";
+import type { StridedArray, UpsampleBackwardArgs } from "../../types.ts";
 
 // Storing `x + y` (two float32 values, added in double) into a Float32Array rounds exactly like a
 // float32 addition: double rounding is innocuous for + when 53 >= 2 * 24 + 2. So only sums kept in a

@@ -12,10 +12,10 @@
  * @module
  */
 
-import { fmaF32 } from "../rules/float32.ts";
-import { linear5hdTable, type Tbe5hdSpec } from "../rules/ascend_5hd.ts";
-import type { RoutePass } from "../rules/route.ts";
-import type { LinearTable } from "../rules/pytorch.ts";
+import { fmaF32 } from "../../../rules/float32.ts";
+import { linear5hdTable, type Tbe5hdSpec } from "../../../rules/ascend_5hd.ts";
+import type { RoutePass } from "../../../rules/route.ts";
+import type { LinearTable } from "../../../rules/pytorch.ts";
 
 const f = Math.fround;
 // The H weights of an H-unchanged launch: scale 1, src = h, r = 0 (get_src_index, get_ratio).

@@ -19,7 +19,7 @@
  * @module
  */
 
-export type { BilinearBackwardArgs, StridedArray, UpsampleBackwardArgs } from "./types.ts";
+export type { BilinearBackwardArgs, StridedArray, UpsampleBackwardArgs } from "../../types.ts";
 export {
   bilinearScale,
   linearIndexTable,
@@ -28,6 +28,6 @@ export {
   nearestExactScale,
   nearestExactSourceIndex,
   rangeStarts,
-} from "../rules/pytorch.ts";
+} from "../../../rules/pytorch.ts";
 export { nearestExact1dBackwardCpu, nearestExact2dBackwardCpu } from "./nearest_exact.ts";
 export { bilinear2dBackwardCpu } from "./bilinear.ts";

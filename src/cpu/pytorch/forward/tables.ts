@@ -27,9 +27,9 @@
  * @module
  */
 
-import type { LinearTable } from "../../rules/pytorch.ts";
-import { cachedTable, dimensionRule, linearTable, type TableRule } from "../../rules/tables.ts";
-import type { DType } from "../../tensor/dtype.ts";
+import type { LinearTable } from "../../../rules/pytorch.ts";
+import { cachedTable, dimensionRule, linearTable, type TableRule } from "../../../rules/tables.ts";
+import type { DType } from "../../../tensor/dtype.ts";
 
 const F32 = new Float32Array(1);
 const U32 = new Uint32Array(F32.buffer);

@@ -1,14 +1,13 @@
 /**
- * The forward CPU kernels (internal building blocks): PyTorch's `interpolate(mode="nearest-exact")`
+ * PyTorch's forward CPU kernels (internal building blocks): PyTorch's `interpolate(mode="nearest-exact")`
  * on 3-D and 4-D input and `interpolate(mode="bilinear", align_corners=...)` on 4-D input, with
  * PyTorch 1.13's CPU results bit for bit (measured against its aten ops:
  * `tools/gen_forward_fixtures.py`, `tests/fixtures/forward/`):
  *
  * - TypeScript kernels, any strides (channels-last included), any dtype:
  *   {@link nearestExact1dForwardCpu}, {@link nearestExact2dForwardCpu}, {@link bilinear2dForwardCpu};
- * - the WebAssembly SIMD path for contiguous tensors in a `WasmKernels` memory, the same bits:
- *   {@link launchWasmForward} (false when a call is not eligible), {@link prepareWasmForward} for
- *   the worker-thread plan (`KernelScheduler.run`: planes and bands of output rows).
+ * - the WebAssembly SIMD path for contiguous tensors (`src/cpu/wasm/launch_forward.ts`), the same
+ *   bits.
  *
  * ## The rules (docs/semantics.md's notation: `fl32`, `bf` = round to bfloat16, nearest even)
  *
@@ -52,7 +51,7 @@
  * @module
  */
 
-export type { UpsampleForwardArgs } from "./types.ts";
+export type { UpsampleForwardArgs } from "../../types.ts";
 export { nearestExact1dForwardCpu, nearestExact2dForwardCpu } from "./nearest.ts";
 export { bilinear2dForwardCpu } from "./bilinear.ts";
 export {
@@ -62,9 +61,3 @@ export {
   forwardLinearTable,
   isChannelsLast,
 } from "./tables.ts";
-export {
-  launchWasmForward,
-  prepareWasmForward,
-  type WasmForwardCall,
-  wasmForwardEligible,
-} from "./launch.ts";

@@ -7,9 +7,9 @@
  * @module
  */
 
-import { nearestTables, type TableRule } from "../../rules/tables.ts";
-import type { StridedArray } from "../types.ts";
-import type { UpsampleForwardArgs } from "./types.ts";
+import { nearestTables, type TableRule } from "../../../rules/tables.ts";
+import type { StridedArray } from "../../types.ts";
+import type { UpsampleForwardArgs } from "../../types.ts";
 
 /**
  * The storage as unsigned integers of the element's width: copying them copies the bits.
