@@ -15,7 +15,7 @@ enum { PATTERN_ANY = 0, PATTERN_COPY = 1, PATTERN_UP2 = 2, PATTERN_DOWN2 = 3 };
 /* A group of output columns copied with byte shuffles: 4 float32 or 8 16-bit outputs whose inputs
  * lie within the 16 bytes at element `start` of the row (kind 1: one load, one shuffle) or within
  * the 32 bytes there (kind 2: two loads, two shuffles, an or); kind 0: element by element. Built by
- * src/cpu/forward/launch.ts. */
+ * src/cpu/wasm/launch_forward.ts. */
 typedef struct {
   int32_t start;
   int32_t kind;
@@ -260,7 +260,7 @@ static inline v128_t bf_round4(v128_t u) {
  * loads, four shuffles, two ors; kind 3 when wI0 and wI1 are the even and odd columns there, an exact
  * 2x downscale: two loads, two shuffles); kind 0: scalar loads. `weights`: the class of the four wL0
  * (weight_class; W_POW2 when all are powers of two or zero, W_LONG when all are long). Built by
- * src/cpu/forward/launch.ts. */
+ * src/cpu/wasm/launch_forward.ts. */
 typedef struct {
   int32_t start;
   int32_t kind;

@@ -4,7 +4,7 @@
  * lanes at a time) and element access in any dtype.
  *
  * Every kernel reproduces, per output element, the exact float32 operation sequence of the
- * TypeScript kernels (src/cpu/nearest_exact.ts, src/cpu/bilinear.ts), so results are the same bits:
+ * TypeScript kernels (src/cpu/pytorch/backward/nearest_exact.ts, src/cpu/pytorch/backward/bilinear.ts), so results are the same bits:
  * vector lanes never mix elements, adds are never reassociated (-ffp-contract=off, no fast-math).
  * Tensors are contiguous planes ([N * C] planes of H x W); float16/bfloat16 rows are widened to
  * float32 exactly, accumulated in float32 and rounded once to nearest even (NaN -> the quiet NaN).
