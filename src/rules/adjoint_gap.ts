@@ -70,7 +70,9 @@ export function adjointGap(call: UpsampleParams, target: AscendTarget): string |
 // A2/A3 bilinear: V2's backward uses a given scale (`1 / scale`) where its forward does not: on a
 // dimension of equal sizes (the Cube forward steps by 1 there, aclnn_upsample_bilinear_2d.cpp
 // GetBilinearScales) or when the forward falls back to the TBE kernel, which reads the sizes
-// (1 / scale above 50: the forward's limit is 50, the backward's 100).
+// (1 / scale above 50, the forward Cube kernel's limit; V2's backward bounds only 1 / scale >= 0.01,
+// CheckMinScale in aclnn_upsample_bilinear2d_backward.cpp, so every larger 1 / scale that passes
+// out == floor(in * scale) belongs to the gap).
 function bilinearGapA2(call: UpsampleParams, target: AscendTarget): string | null {
   if (target.bilinearApi !== "v2" || call.alignCorners) return null;
   if (bilinearRoute(call, "v2").kernel !== "kernel") return null; // the backward reads the sizes

@@ -132,7 +132,7 @@ function refusalOf(call: UpsampleParams, generation: AscendGeneration): Refusal 
     return {
       type: true,
       message: `${name} is not supported on the ${family}: its kernel UpsampleNearest ships ` +
-        `binaries for ascend910b, ascend910_93 and ascend310p only ` +
+        `configs for ascend910b, ascend910_93, ascend310p and Kirin SoCs (kirinx90, kirin9030) only ` +
         `(image/upsample_nearest/op_host/upsample_nearest_def.cpp), so the device answers ` +
         `${launch}: ${how}. Run it on the CPU backend (Device.open({ backend: "cpu" }))`,
     };

@@ -335,7 +335,7 @@ Deno.test("refusals: what each family cannot run, with the status the op returns
   for (const c of [near1, near2]) {
     assert.match(
       forwardRefusal(c, "910")!,
-      /^upsampleNearestExact\w+ is not supported .*ships binaries for ascend910b, ascend910_93 and ascend310p only.*561000 \(ACLNN_ERR_INNER\) at launch/,
+      /^upsampleNearestExact\w+ is not supported .*ships configs for ascend910b, ascend910_93, ascend310p and Kirin SoCs \(kirinx90, kirin9030\) only.*561000 \(ACLNN_ERR_INNER\) at launch/,
     );
     assert.throws(() => forwardPlan(c, target("910")), TypeError);
     assert.equal(forwardRefusal(c, "a2"), null);

@@ -3,17 +3,21 @@
  *  - image/upsample_nearest/op_host/op_api/aclnn_upsample_nearest_exact2d.cpp (2d) and
  *    aclnn_upsample_nearest_exact1d.cpp (1d): checks and their order, empty tensors, scales, routing;
  *  - image/upsample_nearest/op_host/op_api/upsample_nearest_exact2d.cpp (l0op::UpsampleNearestExact2d,
- *    op type UpsampleNearest), op_host/upsample_nearest_def.cpp (binaries: ascend910b, ascend910_93;
- *    ascend310p FLOAT16 / FLOAT only; none for ascend910), op_host/upsample_nearest_tiling.cpp,
+ *    op type UpsampleNearest), op_host/upsample_nearest_def.cpp and op_host/config/ (configs:
+ *    ascend910b, ascend910_93; ascend310p FLOAT16 / FLOAT only; Kirin kirinx90, kirin9030; none for
+ *    ascend910), op_host/upsample_nearest_tiling.cpp,
  *    op_kernel/upsample_nearest.h (A2/A3) and op_kernel/upsample_nearest_310p.h (310P);
  *  - image/resize_nearest_neighbor_v2/op_api/resize_nearest_neighbor_v2.cpp, op_host/arch35/
  *    resize_nearest_neighbor_v2_tiling_base.cpp and op_kernel/arch35/ (Ascend 950);
  *  - image/upsample_nearest_exact3d/op_host/op_api/upsample_nearest_exact3d.cpp, image/upsample_nearest3d/
  *    op_host/upsample_nearest3d_tiling_arch35.cpp, op_kernel/arch35/upsample_nearest3d_simd.h (950's
  *    special case).
- * Forward nearest only copies elements (no arithmetic, no atomics): the A2/A3 kernel moves them with
+ * Forward nearest only copies elements (no arithmetic but one add): the A2/A3 kernel moves them with
  * DataCopy / Gather (uint8 through a float16 bridge: exact), the 950 kernels with SIMT loads, DataCopyPad
  * or Gather; only the 310P kernel adds them onto a zeroed buffer (Duplicate 0, Add): -0 becomes +0.
+ * Its CopyOut writes a run of C that is not whole 32-byte blocks with SetAtomicAdd over the padded
+ * block, onto an output it cleared itself (ClearGM): zeros onto neighbours, order-free, so the emulation
+ * stores the values plainly.
  *
  * The index rule is PyTorch's floor((o + 0.5) * s) on A2/A3, 310P and most 950 templates, in float32
  * steps (o + 0.5 rounded, times s rounded, floor, then min(in - 1)), but the scale s differs:
