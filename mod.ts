@@ -59,3 +59,14 @@ export {
   MissingSymbolError,
 } from "./src/ffi/status.ts";
 export { NondeterministicKernelError, UnsupportedSocError } from "./src/rules/support.ts";
+export {
+  setDefaultWarnings,
+  UpsampleWarning,
+  WARNING_KINDS,
+  type WarningAction,
+  type WarningCode,
+  type WarningHandler,
+  type WarningKind,
+  type WarningRule,
+  type WarningsOption,
+} from "./src/warnings.ts";

@@ -1,6 +1,6 @@
 /**
  * Why `Device.open()` in `"auto"` mode falls back to the CPU, and the one warning it gives when the user
- * clearly asked for an NPU.
+ * clearly asked for an NPU (`ACLNN_UPSAMPLE_CPU_FALLBACK`, through the warnings channel).
  *
  * @module
  */
@@ -8,12 +8,11 @@
 import { searchPlan } from "./ffi/loader.ts";
 import { AclError, LibraryLoadError } from "./ffi/status.ts";
 import { UnsupportedSocError } from "./rules/support.ts";
+import type { WarningChannel } from "./warnings.ts";
 
 // Runtime calls that answer "is there an NPU here at all"; a failure of a later call is a broken
 // runtime, which "auto" reports by throwing rather than hiding behind the CPU backend.
 const DISCOVERY_APIS = new Set(["aclInit", "aclrtGetDeviceCount"]);
-
-let warned = false;
 
 /** What in `Device.open`'s options asks for an NPU. */
 export interface NpuRequest {
@@ -25,27 +24,36 @@ export interface NpuRequest {
 
 /**
  * The reason to fall back to the CPU for a failure of opening the NPU in `"auto"` mode (with the fix),
- * or rethrows the failure when it is not one to fall back on. Warns on stderr once per process when
- * the user asked for an NPU ({@link requestedNpu}).
+ * or rethrows the failure when it is not one to fall back on. When the user asked for an NPU
+ * ({@link requestedNpu}), gives a `CPU_FALLBACK` warning through `warnings` (once per process by
+ * default).
  *
  * @throws whatever `error` is, when it is not a fallback case
+ * @throws {UpsampleWarning} when the `CPU_FALLBACK` rule is `"error"` and an NPU was asked for
  * @example
  * ```ts
  * import { autoFallback } from "./backend_choice.ts";
  * import { LibraryLoadError } from "./ffi/status.ts";
- * const reason = autoFallback(new LibraryLoadError(["/x/lib64: no such folder"]), {});
+ * import { WarningChannel } from "./warnings.ts";
+ * const error = new LibraryLoadError(["/x/lib64: no such folder"]);
+ * const reason = autoFallback(error, {}, new WarningChannel());
  * console.log(reason.startsWith("could not load CANN")); // true
  * ```
  */
-export function autoFallback(error: unknown, request: NpuRequest): string {
+export function autoFallback(
+  error: unknown,
+  request: NpuRequest,
+  warnings: WarningChannel,
+): string {
   const reason = fallbackReasonOf(error);
   if (reason === undefined) throw error;
   const by = requestedNpu(request);
-  if (by !== undefined && !warned) {
-    warned = true;
-    console.warn(
-      `@aclnn/upsample: Device.open() uses the CPU backend although ${by} asks for an NPU: ${reason}`,
-    );
+  if (by !== undefined) {
+    warnings.emit({
+      kind: "CPU_FALLBACK",
+      key: "",
+      message: `Device.open() uses the CPU backend although ${by} asks for an NPU: ${reason}`,
+    });
   }
   return reason;
 }
@@ -72,19 +80,6 @@ export function fallbackReasonOf(error: unknown): string | undefined {
       "your CANN's set_env.sh was sourced";
   }
   return undefined;
-}
-
-/**
- * Internal, for `deno task doctor`, which prints the reason itself: no fallback warning from here on.
- *
- * @example
- * ```ts
- * import { suppressFallbackWarning } from "./backend_choice.ts";
- * suppressFallbackWarning();
- * ```
- */
-export function suppressFallbackWarning(): void {
-  warned = true;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
 export type { DeviceOpenOptions, TensorOptions };
 import { openNpuBackend } from "./ffi/npu_open.ts";
 import { autoFallback } from "./backend_choice.ts";
+import { WarningChannel } from "./warnings.ts";
 import { allocateHost, type DType, encodeInto, type HostArray } from "./tensor/dtype.ts";
 import { contiguousStrides, numel } from "./tensor/layout.ts";
 import { checkFits } from "./tensor/fits.ts";
@@ -93,34 +94,38 @@ export class Device {
    * Opens a device. Without options: NPU 0 when CANN loads and reports a device, else the CPU backend;
    * {@link Device.fallbackReason} then says why. When the user clearly asked for an NPU (`libDir`,
    * `deviceId`, `$ACLNN_LIB_DIR` or `$ASCEND_HOME_PATH` given) and did not get one, the reason is also
-   * written to stderr, once per process.
+   * a `CPU_FALLBACK` warning (by default one stderr line, once per process; the `warnings` option).
    *
    * @throws {TypeError | RangeError} on bad options (and, with `backend: "npu"`, a `deviceId` out of range)
    * @throws {LibraryLoadError} when `backend: "npu"` is asked for and CANN cannot be loaded
    * @throws {Deno.errors.NotCapable} when `backend: "npu"` is asked for without an unscoped `--allow-ffi`
    * @throws {AclError} when the runtime fails to initialise the device
+   * @throws {UpsampleWarning} when the `warnings` option makes `CPU_FALLBACK` an error and it fires
    */
   static open(options: DeviceOpenOptions = {}): Device {
     const resolved = resolveOpenOptions(options);
     const { backend, deviceId, libDir, deterministic, cpuKernels, threads, numerics, ascend } =
       resolved;
     const { deterministicWarnOnly } = resolved;
+    const warnings = new WarningChannel(resolved.warnings);
+    const warn = warnings.emit.bind(warnings);
     const cpu = (): CpuBackend =>
-      new CpuBackend(cpuKernels, { threads, numerics, ascend, deterministicWarnOnly });
+      new CpuBackend(cpuKernels, { threads, numerics, ascend, deterministicWarnOnly, warn });
     if (backend === "cpu" || numerics === "pytorch") {
       const device = new Device(cpu(), deterministic);
       device.#soc = options.soc;
       return device;
     }
     if (backend === "npu") {
-      return new Device(openNpuBackend({ deviceId, libDir, deterministicWarnOnly }), deterministic);
+      const npu = openNpuBackend({ deviceId, libDir, deterministicWarnOnly, warnings });
+      return new Device(npu, deterministic);
     }
     let npu: ReturnType<typeof openNpuBackend>;
     try {
-      npu = openNpuBackend({ deviceId, libDir, probe: true, deterministicWarnOnly });
+      npu = openNpuBackend({ deviceId, libDir, probe: true, deterministicWarnOnly, warnings });
     } catch (error) {
       // "auto" falls back when there is no usable CANN or device; a broken runtime still throws.
-      const reason = autoFallback(error, { libDir, deviceId: options.deviceId });
+      const reason = autoFallback(error, { libDir, deviceId: options.deviceId }, warnings);
       const device = new Device(cpu(), deterministic);
       device.#fallbackReason = reason;
       return device;

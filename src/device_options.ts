@@ -10,6 +10,7 @@ import { type AscendTarget, DEFAULT_ASCEND_TARGET } from "./rules/numerics.ts";
 import { generationOfSoc } from "./rules/generation.ts";
 import { type DType, dtypeError, isDType } from "./tensor/dtype.ts";
 import { numel } from "./tensor/layout.ts";
+import { checkWarningsOption, type WarningsOption } from "./warnings.ts";
 
 /** Options of {@link Device.open}. */
 export interface DeviceOpenOptions {
@@ -74,6 +75,15 @@ export interface DeviceOpenOptions {
    * it instead of throwing `NondeterministicKernelError` (default false; PyTorch's `warn_only`).
    */
   deterministicWarnOnly?: boolean;
+  /**
+   * What this device does with the library's warnings (default: the process default,
+   * `setDefaultWarnings`, else one stderr line per warning): `"warn"`, `"ignore"`, `"error"` (throw
+   * an `UpsampleWarning`), a function receiving each, or an object with one of these per kind
+   * (`CPU_FALLBACK`, `ADJOINT_GAP`, `DETERMINISTIC_WARN_ONLY`, `DEVICE_DEFECT`). Naming
+   * `ADJOINT_GAP` asks to hear a gap on every call that meets one, not only where the device ran
+   * both directions (docs/semantics.md, "Warnings").
+   */
+  warnings?: WarningsOption;
 }
 
 /** Options of {@link Device.tensor} and {@link Device.zeros}. */
@@ -94,6 +104,7 @@ const OPEN_KEYS = new Set([
   "ascendFma",
   "tbeFma",
   "deterministicWarnOnly",
+  "warnings",
 ]);
 /** Upper bound of the `threads` option. */
 const MAX_THREADS = 1024;
@@ -118,6 +129,8 @@ export interface ResolvedOpenOptions {
   readonly ascend: AscendTarget;
   /** Warn once instead of throwing for an order-dependent kernel in deterministic mode. */
   readonly deterministicWarnOnly: boolean;
+  /** The `warnings` option, checked and copied (undefined: the process default). */
+  readonly warnings: WarningsOption | undefined;
 }
 
 /**
@@ -186,6 +199,7 @@ export function resolveOpenOptions(options: DeviceOpenOptions): ResolvedOpenOpti
       `Device.open deterministicWarnOnly must be a boolean, got ${String(deterministicWarnOnly)}`,
     );
   }
+  const warnings = checkWarningsOption(options.warnings, "Device.open warnings");
   const ascend = ascendTarget(options, backend);
   return {
     backend,
@@ -197,6 +211,7 @@ export function resolveOpenOptions(options: DeviceOpenOptions): ResolvedOpenOpti
     numerics,
     ascend,
     deterministicWarnOnly,
+    warnings,
   };
 }
 

@@ -17,7 +17,6 @@
  * @module
  */
 
-import { suppressAdjointGapWarning } from "../../src/rules/adjoint_gap.ts";
 import { runDoctor } from "./doctor.ts";
 import { HELP, parseDoctorArgs } from "./args.ts";
 import { parseCommand } from "../usage.ts";
@@ -38,8 +37,6 @@ import { exitCodeOf, formatReport } from "./report.ts";
 export async function main(args: readonly string[]): Promise<number> {
   const options = parseCommand(args, parseDoctorArgs, HELP);
   if (typeof options === "number") return options;
-  // The smoke run meets nearest-exact's ties on purpose: no warning for them.
-  suppressAdjointGapWarning();
   const checks = await runDoctor(options);
   console.log(formatReport(checks));
   return exitCodeOf(checks);

@@ -26,13 +26,16 @@ import { hostMemoryInfo } from "./host_memory.ts";
 import { MAX_PAGES } from "./wasm/heap.ts";
 import {
   ascendCall,
+  ascendPlan,
   type AscendTarget,
   checkAscendRules,
   DEFAULT_ASCEND_TARGET,
   type Numerics,
 } from "../rules/numerics.ts";
 import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
+import type { WarningNotice } from "../rules/warning_codes.ts";
 import { runRouteCpu } from "./ascend/backward/route.ts";
+import { runTbeCpu, tbeLaunchOf } from "./ascend/backward/tbe_launch.ts";
 import { forwardPlan } from "../rules/forward_device.ts";
 import { forwardDeviceCpu } from "./ascend/forward/reference.ts";
 import { TaskQueue } from "./task_queue.ts";
@@ -77,6 +80,9 @@ export const cpuTuning = {
   minParallelElements: 65536,
 };
 
+// The emulation's (and ascendPlan's) name prefix of the TBE kernel's launches.
+const TBE_KERNEL = "ResizeBilinearV2Grad5HD";
+
 /** Which kernels a CPU device runs. */
 export type CpuKernels = "auto" | "typescript";
 
@@ -98,6 +104,8 @@ export interface CpuBackendOptions {
   ascend?: AscendTarget;
   /** Device numerics: warn once instead of throwing for an order-dependent kernel (default false). */
   deterministicWarnOnly?: boolean;
+  /** Where warnings go (the device's warnings channel, `src/warnings.ts`); default: nowhere. */
+  warn?: (notice: WarningNotice) => void;
 }
 
 /**
@@ -149,7 +157,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
     this.numerics = options.numerics ?? "pytorch";
     this.ascend = options.ascend ?? DEFAULT_ASCEND_TARGET;
     this.deterministicWarnOnly = options.deterministicWarnOnly ?? false;
-    this.#routeOptions = { warnOnly: this.deterministicWarnOnly };
+    this.#routeOptions = { warnOnly: this.deterministicWarnOnly, warn: options.warn };
     this.#minParallel = cpuTuning.minParallelElements;
     this.#kernels = kernels === "typescript"
       ? null
@@ -271,6 +279,12 @@ export class CpuBackend implements Backend<CpuBuffer> {
       // Deterministic mode where the device's kernel adds in a free order: its deterministic route.
       const route = deterministicRouteOf(call, this.ascend, this.#routeOptions);
       if (route !== null) return this.#runInOrder(() => runRouteCpu(kernelArgs(call), route));
+      // The TBE ResizeBilinearV2Grad: its own arithmetic and order (tbe_kernel.ts).
+      if (ascendPlan(call, this.ascend).kernel.startsWith(TBE_KERNEL)) {
+        const tbeCall = call;
+        const launch = tbeLaunchOf(tbeCall, this.ascend);
+        return this.#runInOrder(() => runTbeCpu(kernelArgs(tbeCall), launch));
+      }
       call = ascendCall(call, this.ascend);
     }
     if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));

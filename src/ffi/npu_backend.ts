@@ -23,6 +23,7 @@ import { NpuRules } from "./npu_rules.ts";
 import type { CannRuntime } from "./runtime.ts";
 import { AclError, DeviceMemoryError } from "./status.ts";
 import { StreamPoll } from "./stream_poll.ts";
+import { WarningChannel } from "../warnings.ts";
 import { MALLOC_HUGE_FIRST, MEM_ATTR_HBM, MEMCPY_KIND, OPT_DETERMINISTIC } from "./symbols.ts";
 
 export type { NpuBuffer } from "./aclnn_call.ts";
@@ -90,6 +91,8 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     readonly soc: string | null = null,
     /** Warn once instead of throwing for an order-dependent kernel in deterministic mode. */
     readonly deterministicWarnOnly = false,
+    /** Where this NPU's warnings go. */
+    readonly warnings: WarningChannel = new WarningChannel(),
   ) {
     this.socGeneration = generationOfSoc(soc);
     this.descriptors = new DescriptorCache(
@@ -104,6 +107,7 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
       this.generation,
       this.soc,
       this.deterministicWarnOnly,
+      this.warnings,
     );
   }
 

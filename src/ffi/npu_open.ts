@@ -11,6 +11,7 @@ import { CannRuntime } from "./runtime.ts";
 import { LibraryLoadError } from "./status.ts";
 import { generationOfSoc } from "../rules/generation.ts";
 import { UnsupportedSocError } from "../rules/support.ts";
+import { WarningChannel } from "../warnings.ts";
 
 /** Options of {@link openNpuBackend}. */
 export interface NpuOpenOptions {
@@ -22,6 +23,8 @@ export interface NpuOpenOptions {
   probe?: boolean;
   /** Warn once instead of throwing for an order-dependent kernel in deterministic mode. */
   deterministicWarnOnly?: boolean;
+  /** The device's warnings channel (default: one with the process default rules). */
+  warnings?: WarningChannel;
 }
 
 /**
@@ -86,6 +89,7 @@ export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
       }`,
       socName,
       options.deterministicWarnOnly ?? false,
+      options.warnings ?? new WarningChannel(),
     );
   } catch (error) {
     if (deviceSet) acl.aclrtResetDevice(options.deviceId);

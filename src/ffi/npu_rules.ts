@@ -1,14 +1,15 @@
 /**
  * The family's rules as an NPU applies them before a launch: what its kernels run at all, what the
  * loaded CANN lacks, the deterministic route of a bilinear call and whether its intermediates fit,
- * and the one-time warning where the device's forward and backward differ by construction. Every
- * check runs before anything is allocated.
+ * and the one-time warning where the device ran both directions of a call its forward and backward
+ * kernels do not transpose (through the device's warnings channel). Every check runs before
+ * anything is allocated.
  *
  * @module
  */
 
 import type { MemoryInfo, UpsampleParams } from "../backend.ts";
-import { warnAdjointGap } from "../rules/adjoint_gap.ts";
+import { type AdjointDirection, AdjointGapWatch } from "../rules/adjoint_gap.ts";
 import { checkAscendEmpty } from "../rules/ascend_a2.ts";
 import { checkFamilySupports } from "../rules/family.ts";
 import { forwardPlan } from "../rules/forward_device.ts";
@@ -20,6 +21,7 @@ import { checkOpSupported, missingForwardApi, opApiName } from "./aclnn_call.ts"
 import type { CannLibraries } from "./loader.ts";
 import { checkRouteMemory, missingRouteApi } from "./route_launch.ts";
 import { MissingSymbolError } from "./status.ts";
+import { WarningChannel } from "../warnings.ts";
 
 type Params = UpsampleParams & { readonly deterministic: boolean };
 
@@ -37,6 +39,8 @@ export class NpuRules {
   readonly target: AscendTarget;
   readonly #libs: CannLibraries;
   readonly #options: DeterministicOptions;
+  readonly #warnings: WarningChannel;
+  readonly #gaps: AdjointGapWatch;
 
   /** Rules of an NPU of `generation` (and SoC `soc`) running `libs`. */
   constructor(
@@ -44,12 +48,16 @@ export class NpuRules {
     generation: AscendGeneration,
     soc: string | null,
     deterministicWarnOnly: boolean,
+    warnings: WarningChannel = new WarningChannel(),
   ) {
     this.#libs = libs;
     const bilinearApi = opApiName(libs, "bilinear2d").endsWith("V2") ? "v2" : "v1";
     this.target = { generation, bilinearApi, fma: true, ...(soc === null ? {} : { soc }) };
+    this.#warnings = warnings;
+    this.#gaps = new AdjointGapWatch(this.target);
     this.#options = {
       warnOnly: deterministicWarnOnly,
+      warn: (notice) => warnings.emit(notice),
       missingApi: (route) => missingRouteApi(libs, route),
     };
   }
@@ -68,10 +76,10 @@ export class NpuRules {
     checkOpSupported(this.#libs, params, generation);
     // What aclnn would answer with 161002, said before anything is allocated.
     checkAscendEmpty(params);
-    warnAdjointGap(params, this.target);
     const route = this.routeOf(params);
     const free = route === null ? null : memory();
     if (route !== null && free !== null) checkRouteMemory(route, free, deviceName);
+    this.#adjointGap(params, "backward"); // last: a refused call ran nothing
   }
 
   /**
@@ -82,9 +90,17 @@ export class NpuRules {
    */
   checkForward(params: Params): void {
     forwardPlan(params, this.target);
-    warnAdjointGap(params, this.target);
     const missing = missingForwardApi(this.#libs, params.op);
     if (missing !== null) throw new MissingSymbolError(missing, this.#libs.opapiPath);
+    this.#adjointGap(params, "forward"); // last: a refused call ran nothing
+  }
+
+  // The adjoint-gap warning of a call run in `direction` (AdjointGapWatch: by default only where
+  // this device ran the other direction on the same sizes), unless nobody would hear it.
+  #adjointGap(params: Params, direction: AdjointDirection): void {
+    if (!this.#warnings.hears("ADJOINT_GAP", this.#gaps.key(params))) return;
+    const notice = this.#gaps.notice(params, direction, this.#warnings.named("ADJOINT_GAP"));
+    if (notice !== null) this.#warnings.emit(notice);
   }
 
   /** The deterministic route of a call (null: the native launch), planned once per call. */

@@ -4,8 +4,9 @@
  * `(o + 0.5) * s` (`forward_axes.ts`) while the backward gathers ranges `ceil(i * s' - 0.5)`
  * (`ascend_a2.ts`, `ascend950_nearest.ts`), and a scale the 2d forward ignores on equal sizes; A2/A3
  * bilinear where V2's backward uses a scale its forward does not.
- * The library says so once per op and family when a call meets such a point
- * ({@link warnAdjointGap}); `verify --adjoint` names the pairs as device facts
+ * An NPU says so once per op and family when a device runs both directions of such a call
+ * ({@link AdjointGapWatch} describes it, the warnings channel `src/warnings.ts` says it, code
+ * `ACLNN_UPSAMPLE_ADJOINT_GAP`); `verify --adjoint` names the pairs as device facts
  * (docs/device-semantics.md, "The adjoint check").
  *
  * @module
@@ -16,8 +17,9 @@ import { bilinearCubeRoute } from "./forward_device.ts";
 import { FAMILY_NAMES } from "./generation.ts";
 import { nearestIndexForward, nearestStepA2, step950 } from "./forward_axes.ts";
 import type { AscendTarget } from "./numerics.ts";
-import type { UpsampleParams } from "./ops.ts";
+import { FORWARD_OP_SPECS, OP_SPECS, type UpsampleParams } from "./ops.ts";
 import { nearestRule950, nearestTables } from "./tables.ts";
+import type { WarningNotice } from "./warning_codes.ts";
 
 /**
  * Why `call`'s forward and backward differ on `target`'s kernels, or null where they are each
@@ -97,43 +99,80 @@ function bilinearGapA2(call: UpsampleParams, target: AscendTarget): string | nul
   return null;
 }
 
-const warned = new Set<string>();
-let quiet = false;
-// Calls already looked at (a repeated call passes its validated call object again).
-const seen = new WeakSet<object>();
+/** Which op of a pair a call runs. */
+export type AdjointDirection = "forward" | "backward";
 
-/**
- * Warns once per op and family when `call` meets a point where the device's forward and backward
- * differ by construction ({@link adjointGap}): a gradient computed there is not the exact gradient
- * of the device's own forward.
- *
- * @example
- * ```ts
- * import { warnAdjointGap } from "./adjoint_gap.ts";
- * const call = { op: "nearestExact2d", dtype: "float32", inputSize: [1, 1, 4, 4], outputSize: [8, 8], scales: [0, 0], alignCorners: false } as const;
- * warnAdjointGap(call, { generation: "a2", bilinearApi: "v2", fma: true }); // no tie: silent
- * ```
- */
-export function warnAdjointGap(call: UpsampleParams, target: AscendTarget): void {
-  const key = `${call.op}:${target.generation}`;
-  if (quiet || warned.has(key) || seen.has(call)) return;
-  seen.add(call);
-  const gap = adjointGap(call, target);
-  if (gap === null) return;
-  warned.add(key);
-  console.warn(`@aclnn/upsample: ${gap} (said once per op and family)`);
+// Spatial sizes, scales and corners a forward and a backward call share when they are a pair.
+function pairSignature(call: UpsampleParams): string {
+  const { op, inputSize, outputSize, scales, alignCorners } = call;
+  return `${op}|${inputSize.slice(2)}|${outputSize}|${scales}|${alignCorners}`;
 }
 
+// Signatures remembered per direction before the oldest are dropped (a long run of new sizes).
+const MAX_REMEMBERED = 1024;
+
 /**
- * Turns {@link warnAdjointGap}'s warning off for this process: `verify` and `doctor` make such calls
- * on purpose and report the gaps themselves.
+ * One device's memory of the calls that met an adjoint gap, by direction, and the warning a call
+ * deserves. It describes (a {@link WarningNotice}); the caller emits through the warnings channel.
+ *
+ * By default a call is worth a warning only when the device ran the other direction on the same
+ * sizes: a backward alone computes its own kernel's gradient, and whether that is the transpose of
+ * the device's forward matters only to a caller who runs that forward too.
  *
  * @example
  * ```ts
- * import { suppressAdjointGapWarning } from "./adjoint_gap.ts";
- * suppressAdjointGapWarning();
+ * import { AdjointGapWatch } from "./adjoint_gap.ts";
+ * const watch = new AdjointGapWatch({ generation: "a2", bilinearApi: "v2", fma: true });
+ * const call = { op: "nearestExact1d", dtype: "float32", inputSize: [1, 1, 2], outputSize: [41], scales: [0], alignCorners: false } as const;
+ * watch.notice(call, "backward", false); // null: the forward never ran on these sizes
+ * watch.notice(call, "forward", false)?.kind; // "ADJOINT_GAP"
  * ```
  */
-export function suppressAdjointGapWarning(): void {
-  quiet = true;
+export class AdjointGapWatch {
+  readonly #target: AscendTarget;
+  // Each validated call object's gap (a repeated call passes the same object again).
+  readonly #gaps = new WeakMap<object, string | null>();
+  readonly #ran: Record<AdjointDirection, Set<string>> = {
+    forward: new Set(),
+    backward: new Set(),
+  };
+
+  /** A watch over the kernels of `target`. */
+  constructor(target: AscendTarget) {
+    this.#target = target;
+  }
+
+  /** The key a gap of `call` is said once under: op and family. */
+  key(call: UpsampleParams): string {
+    return `${call.op}:${this.#target.generation}`;
+  }
+
+  /**
+   * The warning `call` run in `direction` deserves: where it meets a gap and the other direction
+   * ran on the same sizes, or, with `everyCall` (the user asked for the kind), wherever it meets
+   * one; else null.
+   */
+  notice(
+    call: UpsampleParams,
+    direction: AdjointDirection,
+    everyCall: boolean,
+  ): WarningNotice | null {
+    let gap = this.#gaps.get(call);
+    if (gap === undefined) this.#gaps.set(call, gap = adjointGap(call, this.#target));
+    if (gap === null) return null;
+    const signature = pairSignature(call);
+    const ran = this.#ran[direction];
+    if (ran.size >= MAX_REMEMBERED) ran.clear();
+    ran.add(signature);
+    const other: AdjointDirection = direction === "forward" ? "backward" : "forward";
+    const paired = this.#ran[other].has(signature);
+    if (!paired && !everyCall) return null;
+    const name = (d: AdjointDirection): string =>
+      (d === "forward" ? FORWARD_OP_SPECS : OP_SPECS)[call.op].name;
+    const message = paired
+      ? `${name(direction)}: this device also ran ${name(other)} on these sizes, and the two ` +
+        `are not each other's transpose: ${gap}`
+      : `${name(direction)}: ${gap}`;
+    return { kind: "ADJOINT_GAP", key: this.key(call), message };
+  }
 }

@@ -9,6 +9,7 @@ import { type AscendGeneration, FAMILY_NAMES } from "./generation.ts";
 import { type AscendPlan, ascendPlan, type AscendTarget } from "./numerics.ts";
 import { OP_SPECS, type UpsampleParams } from "./ops.ts";
 import { type DeterministicRoute, deterministicRoute } from "./route.ts";
+import type { WarningNotice } from "./warning_codes.ts";
 
 /**
  * Thrown when an NPU's SoC is in CANN's platform table but of an arch (NpuArch) that runs none of
@@ -41,7 +42,8 @@ export class UnsupportedSocError extends Error {
  * nothing fixes and ignores the flag, and no deterministic route covers the call (PyTorch's
  * `use_deterministic_algorithms` raises where no deterministic implementation exists). Today only
  * calls whose route would hit the TBE kernel's column loss in tiling mode 6, or a CANN that lacks an
- * API the route needs. With `deterministicWarnOnly` a one-time warning replaces it.
+ * API the route needs. With `deterministicWarnOnly` a one-time warning replaces it
+ * (`ACLNN_UPSAMPLE_DETERMINISTIC_WARN_ONLY`).
  *
  * @example
  * ```ts
@@ -66,12 +68,19 @@ export class NondeterministicKernelError extends Error {
   }
 }
 
-const warned = new Set<string>();
-
 /** How {@link deterministicRouteOf} treats a call no route covers, and what the route may use. */
 export interface DeterministicOptions {
-  /** Warn once per op, kernel and generation instead of throwing (PyTorch's `warn_only`). */
+  /**
+   * Hand a `DETERMINISTIC_WARN_ONLY` warning to {@link warn} (said once per op, kernel and
+   * generation by the channel) and run the native launch, instead of throwing (PyTorch's
+   * `warn_only`).
+   */
   readonly warnOnly: boolean;
+  /**
+   * Where a warning goes (the caller's warnings channel; the rules never print); omitted: nowhere.
+   * What it throws propagates, before the call is remembered.
+   */
+  readonly warn?: (notice: WarningNotice) => void;
   /**
    * The first aclnn API the route needs that the loaded CANN lacks (V1, or aclnnCast for 16-bit
    * dtypes), or null; omitted: every API is there (the CPU device reference).
@@ -84,8 +93,9 @@ export interface DeterministicOptions {
  * null when the single native launch is deterministic (or the call is not in deterministic mode),
  * else the deterministic route (`route.ts`: two H-unchanged launches of the same kernel). Where no
  * route covers the call (a pass would hit tiling mode 6's column loss, or the CANN lacks an API the
- * route needs), throws {@link NondeterministicKernelError}, or with `warnOnly` warns once and
- * returns null: the native launch runs, as PyTorch's `warn_only` runs the nondeterministic kernel.
+ * route needs), throws {@link NondeterministicKernelError}, or with `warnOnly` hands a warning to
+ * `options.warn` and returns null: the native launch runs, as PyTorch's `warn_only` runs the
+ * nondeterministic kernel.
  *
  * @throws {NondeterministicKernelError} where no route covers an order-dependent call, unless `warnOnly`
  * @example
@@ -153,11 +163,11 @@ function planRoute(
   }
   const error = nondeterministic(call, plan, target, why);
   if (!options.warnOnly) throw error;
-  const key = `${error.op}:${error.kernel}:${error.generation}`;
-  if (!warned.has(key)) {
-    warned.add(key);
-    console.warn(`@aclnn/upsample: ${error.message} (deterministicWarnOnly: running it anyway)`);
-  }
+  options.warn?.({
+    kind: "DETERMINISTIC_WARN_ONLY",
+    key: `${error.op}:${error.kernel}:${error.generation}`,
+    message: `${error.message} (deterministicWarnOnly: running it anyway)`,
+  });
   return null;
 }
 
