@@ -26,6 +26,7 @@ import { hostMemoryInfo } from "./host_memory.ts";
 import { MAX_PAGES } from "./wasm/heap.ts";
 import {
   ascendCall,
+  ascendPlan,
   type AscendTarget,
   checkAscendRules,
   DEFAULT_ASCEND_TARGET,
@@ -34,6 +35,7 @@ import {
 import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
 import type { WarningNotice } from "../rules/warning_codes.ts";
 import { runRouteCpu } from "./ascend/backward/route.ts";
+import { runTbeCpu, tbeLaunchOf } from "./ascend/backward/tbe_launch.ts";
 import { forwardPlan } from "../rules/forward_device.ts";
 import { forwardDeviceCpu } from "./ascend/forward/reference.ts";
 import { TaskQueue } from "./task_queue.ts";
@@ -77,6 +79,9 @@ export const cpuTuning = {
    */
   minParallelElements: 65536,
 };
+
+// The emulation's (and ascendPlan's) name prefix of the TBE kernel's launches.
+const TBE_KERNEL = "ResizeBilinearV2Grad5HD";
 
 /** Which kernels a CPU device runs. */
 export type CpuKernels = "auto" | "typescript";
@@ -274,6 +279,12 @@ export class CpuBackend implements Backend<CpuBuffer> {
       // Deterministic mode where the device's kernel adds in a free order: its deterministic route.
       const route = deterministicRouteOf(call, this.ascend, this.#routeOptions);
       if (route !== null) return this.#runInOrder(() => runRouteCpu(kernelArgs(call), route));
+      // The TBE ResizeBilinearV2Grad: its own arithmetic and order (tbe_kernel.ts).
+      if (ascendPlan(call, this.ascend).kernel.startsWith(TBE_KERNEL)) {
+        const tbeCall = call;
+        const launch = tbeLaunchOf(tbeCall, this.ascend);
+        return this.#runInOrder(() => runTbeCpu(kernelArgs(tbeCall), launch));
+      }
       call = ascendCall(call, this.ascend);
     }
     if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));

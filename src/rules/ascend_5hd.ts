@@ -15,7 +15,7 @@
  */
 
 import { fmaF32 } from "./float32.ts";
-import type { AscendGeneration } from "./generation.ts";
+import { type AscendGeneration, socInfo } from "./generation.ts";
 import { bilinearScale, linearIndexTable, type LinearTable } from "./pytorch.ts";
 
 /** The compile-time facts the kernel's tiling reads on one generation. */
@@ -185,4 +185,77 @@ export function losesColumns5hd(lowerCells: Int32Array, inW: number, spec: Tbe5h
     if (jump || (cell === (loopInit + 1) * u && stride === 1)) loopInit = Math.floor(cell / u);
   }
   return false;
+}
+
+// AI Cores where no SoC is named: the emulation's default for A2/A3 (20, as Ascend910B3/B4 and
+// Ascend910_93), Ascend910A (32) and Ascend310P3 (8) of CANN's platform table.
+const DEFAULT_CORES: Readonly<Record<Exclude<AscendGeneration, "950">, number>> = {
+  a2: 20,
+  "910": 32,
+  "310p": 8,
+};
+
+/**
+ * The kernel's `core_num` (the SoC's `ai_core_cnt`, hicann/runtime platform_config): modes 5 and 6
+ * give each core `ceil(outH / core_num)` gradient rows (CalCoreInfo). Unset or unknown `soc`: the
+ * generation's default (A2/A3 20, 910 32, 310P 8).
+ *
+ * @example
+ * ```ts
+ * import { tbe5hdCores } from "./ascend_5hd.ts";
+ * tbe5hdCores("910", "Ascend910B"); // 30
+ * tbe5hdCores("310p"); // 8
+ * ```
+ */
+export function tbe5hdCores(generation: Exclude<AscendGeneration, "950">, soc?: string): number {
+  const info = soc === undefined ? undefined : socInfo(soc);
+  return info !== undefined && info.aiCoreCount > 0 ? info.aiCoreCount : DEFAULT_CORES[generation];
+}
+
+/**
+ * Whether no order of the cores' atomic adds can change a bit of the result of an atomic mode (5
+ * or 6; true for the others): every image row takes its nonzero partial rows from one core, or at
+ * most two of them (`0 + a + b = 0 + b + a`). Gradient row `y` (core `floor(y / ceil(outH /
+ * cores))`) adds weight `l > 0` to image row `i0[y]` and weight `r` to `i1[y]` (nothing when `r` is
+ * exactly 0: its partials are zeros, or NaN wherever the row is not finite, in every order). A row
+ * flushed in windows (mode 6 with `inW >= tensor_c / 2`: `big_in_loop`) may add a cell twice:
+ * counted as two partials. `hTable` is the H dimension's table (`linear5hdTable`).
+ *
+ * @example
+ * ```ts
+ * import { atomicOrderFree5hd, linear5hdTable, tbe5hdSpec } from "./ascend_5hd.ts";
+ * const spec = tbe5hdSpec("910");
+ * atomicOrderFree5hd(6, linear5hdTable(16, 8, false, false), 200, spec, 32); // true: 1 partial a row
+ * atomicOrderFree5hd(6, linear5hdTable(8, 16, false, false), 200, spec, 32); // false: 3 cores add to row 0
+ * ```
+ */
+export function atomicOrderFree5hd(
+  mode: TilingMode5hd,
+  hTable: LinearTable,
+  inW: number,
+  spec: Tbe5hdSpec,
+  cores: number,
+): boolean {
+  if (mode !== 5 && mode !== 6) return true;
+  const outH = hTable.i0.length;
+  const perCore = Math.ceil(outH / Math.max(cores, 1));
+  const windowed = mode === 6 && inW >= spec.tensorC / 2;
+  const weight = windowed ? 2 : 1;
+  const partials = new Map<number, { core: number; count: number; cores: number }>();
+  const add = (row: number, core: number): boolean => {
+    const seen = partials.get(row);
+    if (seen === undefined) {
+      partials.set(row, { core, count: weight, cores: 1 });
+      return true;
+    }
+    seen.count += weight;
+    if (seen.core !== core) seen.cores = 2;
+    return seen.cores < 2 || seen.count <= 2;
+  };
+  for (let y = 0; y < outH; y++) {
+    const core = Math.floor(y / perCore);
+    if (!add(hTable.i0[y], core)) return false;
+    if (hTable.l1[y] !== 0 && !add(hTable.i1[y], core)) return false;
+  }
+  return true;
 }

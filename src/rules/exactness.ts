@@ -8,6 +8,13 @@
  * @module
  */
 
+import {
+  atomicOrderFree5hd,
+  linear5hdTable,
+  tbe5hdCores,
+  tbe5hdSpec,
+  tilingMode5hd,
+} from "./ascend_5hd.ts";
 import { ascendPlan, type AscendTarget } from "./numerics.ts";
 import { forwardPlan } from "./forward_device.ts";
 import type { UpsampleParams } from "./ops.ts";
@@ -65,7 +72,40 @@ export function referenceExactness(call: ExactnessCall, target: AscendTarget): E
     return verdict(plan.kernel, plan.variant === "none" || plan.variant === "copy");
   }
   const plan = ascendPlan(call, target);
+  if (target.generation !== "950" && plan.kernel.startsWith("ResizeBilinearV2Grad5HD")) {
+    return tbeVerdict(call, target.generation, target, plan.kernel);
+  }
   return verdict(plan.kernel, COPIES.has(plan.kernel));
+}
+
+// The TBE kernel: exact wherever the cores' atomic order cannot change a bit.
+function tbeVerdict(
+  call: ExactnessCall,
+  generation: "a2" | "910" | "310p",
+  target: AscendTarget,
+  kernel: string,
+): ExactnessVerdict {
+  const spec = tbe5hdSpec(generation);
+  const [, , inH, inW] = call.inputSize;
+  const [outH, outW] = call.outputSize;
+  const mode = tilingMode5hd([inH, inW], [outH, outW], spec);
+  const hTable = linear5hdTable(inH, outH, call.alignCorners, target.tbeFma ?? false);
+  const cores = tbe5hdCores(generation, target.soc);
+  if (atomicOrderFree5hd(mode, hTable, inW, spec, cores)) {
+    return {
+      exactness: "exact",
+      kernel,
+      reason: mode === 5 || mode === 6
+        ? "the TBE kernel's own arithmetic and order; each image row takes its nonzero partial rows from one core or at most two, so no atomic order changes a bit"
+        : "the TBE kernel's own arithmetic and order; no atomic adds (or one)",
+    };
+  }
+  return {
+    exactness: "bounded",
+    kernel,
+    reason:
+      "the TBE kernel's cores add three or more partial rows into one image row in an order nothing fixes: the reference adds them in the order the emulation draws under aclemuSetAtomicSeed(0), within the bound for any other",
+  };
 }
 
 function verdict(kernel: string, exact: boolean): ExactnessVerdict {

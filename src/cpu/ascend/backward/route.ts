@@ -47,8 +47,19 @@ export function runRouteCpu(args: BilinearBackwardArgs, route: DeterministicRout
   writePlanes(args, transposePlanes(cells, planes, inW, inH), planes, inH, inW);
 }
 
-// gradOutput's logical [N, C, H, W] as contiguous float32 planes.
-function readPlanes(
+/**
+ * gradOutput's logical `[N, C, rows, cols]` as contiguous float32 planes (16-bit values widened,
+ * exactly, as the host's cast to float32 does).
+ *
+ * @example
+ * ```ts
+ * import { readPlanes } from "./route.ts";
+ * const gradOutput = { data: new Float32Array([1, 2]), dtype: "float32", strides: [2, 2, 2, 1], offset: 0 } as const;
+ * readPlanes({ gradOutput, out: gradOutput, inputSize: [1, 1, 1, 1], outputSize: [1, 2], scales: [0, 0], alignCorners: false }, 1, 1, 2);
+ * // Float32Array [1, 2]
+ * ```
+ */
+export function readPlanes(
   args: BilinearBackwardArgs,
   planes: number,
   rows: number,
@@ -70,7 +81,18 @@ function readPlanes(
   return cells;
 }
 
-function writePlanes(
+/**
+ * Writes contiguous float32 planes (`rows x cols` each) into `out`'s logical `[N, C, rows, cols]`,
+ * rounding to its dtype (round to nearest even, as the host's cast back does).
+ *
+ * @example
+ * ```ts
+ * import { writePlanes } from "./route.ts";
+ * const out = { data: new Float32Array(2), dtype: "float32", strides: [2, 2, 2, 1], offset: 0 } as const;
+ * writePlanes({ gradOutput: out, out, inputSize: [1, 1, 1, 2], outputSize: [1, 1], scales: [0, 0], alignCorners: false }, Float32Array.of(3, 4), 1, 1, 2);
+ * ```
+ */
+export function writePlanes(
   args: BilinearBackwardArgs,
   cells: Float32Array,
   planes: number,
