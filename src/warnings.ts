@@ -237,11 +237,11 @@ export function forgetSaidWarnings(): void {
  * @example
  * ```ts
  * import { stderrLine, UpsampleWarning } from "./warnings.ts";
- * stderrLine(new UpsampleWarning("CPU_FALLBACK", "", "no CANN")); // "@aclnn/upsample ACLNN_UPSAMPLE_CPU_FALLBACK: no CANN (..."
+ * stderrLine(new UpsampleWarning("CPU_FALLBACK", "", "no CANN")); // "@aclnn/upsample: [ACLNN_UPSAMPLE_CPU_FALLBACK] no CANN (..."
  * ```
  */
 export function stderrLine(warning: UpsampleWarning): string {
-  return `@aclnn/upsample ${warning.code}: ${warning.message.replaceAll(/\s*\n\s*/g, "; ")} ` +
+  return `@aclnn/upsample: [${warning.code}] ${warning.message.replaceAll(/\s*\n\s*/g, "; ")} ` +
     `(said ${ONCE_PER[warning.kind]}; silence it with Device.open({ warnings: { ` +
     `${warning.kind}: "ignore" } }) or setDefaultWarnings)`;
 }

@@ -24,12 +24,19 @@
  * WARNING_KINDS.includes("ADJOINT_GAP"); // true
  * ```
  */
-export const WARNING_KINDS = Object.freeze(
-  ["CPU_FALLBACK", "ADJOINT_GAP", "DETERMINISTIC_WARN_ONLY", "DEVICE_DEFECT"] as const,
-);
+export const WARNING_KINDS: readonly WarningKind[] = Object.freeze([
+  "CPU_FALLBACK",
+  "ADJOINT_GAP",
+  "DETERMINISTIC_WARN_ONLY",
+  "DEVICE_DEFECT",
+]);
 
 /** One warning kind ({@link WARNING_KINDS}). */
-export type WarningKind = typeof WARNING_KINDS[number];
+export type WarningKind =
+  | "CPU_FALLBACK"
+  | "ADJOINT_GAP"
+  | "DETERMINISTIC_WARN_ONLY"
+  | "DEVICE_DEFECT";
 
 /** A kind's stable code, e.g. `"ACLNN_UPSAMPLE_ADJOINT_GAP"`. */
 export type WarningCode = `ACLNN_UPSAMPLE_${WarningKind}`;

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { Device } from "../../mod.ts";
-import { adjointGap, warnAdjointGap } from "../../src/rules/adjoint_gap.ts";
+import { adjointGap, AdjointGapWatch } from "../../src/rules/adjoint_gap.ts";
 import type { AscendGeneration } from "../../src/rules/generation.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
 import { adjointPair } from "../../cli/verify/adjoint.ts";
@@ -71,28 +71,33 @@ Deno.test("adjoint gaps: the source's examples", () => {
   assert.match(adjointGap(shrink, target("a2"))!, /steps 65.5 along dimension 0/);
 });
 
-Deno.test("adjoint gaps: the NPU's warning is said once per op and family", () => {
-  const call = (n: number): UpsampleParams => ({
+Deno.test("adjoint gaps: the watch describes a gap only where both directions ran on the same sizes", () => {
+  const call = (n: number, outputSize = [41]): UpsampleParams => ({
     op: "nearestExact1d",
     dtype: "float32",
     inputSize: [1, n, 2],
-    outputSize: [41],
+    outputSize,
     scales: [0],
     alignCorners: false,
   });
-  const warnings: string[] = [];
-  const warn = console.warn;
-  console.warn = (message: string) => warnings.push(message);
-  try {
-    warnAdjointGap({ ...call(1), outputSize: [4] }, target("950")); // no gap: silent
-    warnAdjointGap(call(1), target("950"));
-    warnAdjointGap(call(2), target("950"));
-  } finally {
-    console.warn = warn;
-  }
-  assert.equal(warnings.length, 1, warnings.join("\n"));
+  const watch = new AdjointGapWatch(target("950"));
+  assert.equal(watch.notice(call(1, [4]), "forward", true), null); // no gap at all
+  // A backward alone, however often: nothing about the forward kernel.
+  assert.equal(watch.notice(call(1), "backward", false), null);
+  assert.equal(watch.notice(call(2), "backward", false), null);
+  // Asked for (ADJOINT_GAP named): said on the call alone, about the op being run.
+  const asked = watch.notice(call(1), "backward", true)!;
+  assert.equal(asked.kind, "ADJOINT_GAP");
+  assert.equal(asked.key, "nearestExact1d:950");
+  assert.match(asked.message, /^upsampleNearestExact1dBackward: on the Ascend 950 /);
+  // The forward on other sizes is no pair; on the same spatial sizes (N, C aside) it is.
+  assert.equal(watch.notice(call(1, [43]), "forward", false), null);
+  const paired = watch.notice(call(3), "forward", false)!;
   assert.match(
-    warnings[0],
-    /^@aclnn\/upsample: on the Ascend 950 .* \(said once per op and family\)$/,
+    paired.message,
+    /^upsampleNearestExact1d: this device also ran upsampleNearestExact1dBackward on these sizes/,
   );
+  assert.equal(paired.key, "nearestExact1d:950");
+  // Another watch (another device) remembers nothing of this one's runs.
+  assert.equal(new AdjointGapWatch(target("950")).notice(call(3), "forward", false), null);
 });

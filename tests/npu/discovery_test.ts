@@ -12,6 +12,7 @@ import {
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
 import { autoFallback, fallbackReasonOf, requestedNpu } from "../../src/backend_choice.ts";
+import { WarningChannel } from "../../src/warnings.ts";
 import { loadCannFrom, loaderReason, searchPlan } from "../../src/ffi/loader.ts";
 import { makeToolkit, makeTree, REAL_CANN, removeTree, runDeno } from "../support/cann_tree.ts";
 import { EMU_DIR, EMU_SPLIT_DIR, EMULATED_LANE } from "../support/helpers.ts";
@@ -305,7 +306,7 @@ Deno.test("discovery: which failures fall back: no CANN, no permission, no devic
   assert.equal(fallbackReasonOf(new AclError(507000, "aclrtSetDevice", "")), undefined);
   assert.equal(fallbackReasonOf(new TypeError("bug")), undefined);
   const bug = new TypeError("bug");
-  assert.throws(() => autoFallback(bug, {}), (error) => error === bug);
+  assert.throws(() => autoFallback(bug, {}, new WarningChannel()), (error) => error === bug);
   assert.equal(requestedNpu({ libDir: "/x" }), "the libDir option");
   assert.equal(requestedNpu({ deviceId: 0 }), "the deviceId option");
 });
