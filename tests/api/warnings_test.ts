@@ -345,4 +345,19 @@ EMULATED_LANE.test({
     (e: unknown) => e instanceof UpsampleWarning && e.code === "ACLNN_UPSAMPLE_ADJOINT_GAP",
   );
   assert.deepEqual(emuLive(), before, "nothing allocated");
+
+  // One rule for every kind does not ask for unpaired gaps: a backward alone runs; its pair throws.
+  using strict = Device.open({ backend: "npu", libDir: EMU_DIR, warnings: "error" });
+  using g = strict.zeros([1, 1, 41]);
+  using alone = upsampleNearestExact1dBackward(g, GAP_1D);
+  await alone.toFloat32Array();
+  using x = strict.zeros([1, 1, 2]);
+  assert.throws(
+    () => upsampleNearestExact1d(x, { outputSize: [41] }),
+    (e: unknown) =>
+      e instanceof UpsampleWarning && e.code === "ACLNN_UPSAMPLE_ADJOINT_GAP" &&
+      /^upsampleNearestExact1d: this device also ran upsampleNearestExact1dBackward/.test(
+        e.message,
+      ),
+  );
 });
