@@ -58,7 +58,12 @@ export {
   LibraryLoadError,
   MissingSymbolError,
 } from "./src/ffi/status.ts";
-export { NondeterministicKernelError, UnsupportedSocError } from "./src/rules/support.ts";
+export {
+  DeviceDefectError,
+  NondeterministicKernelError,
+  UnsupportedSocError,
+} from "./src/rules/support.ts";
+export type { DeviceDefects } from "./src/rules/arrangement.ts";
 export {
   setDefaultWarnings,
   UpsampleWarning,

@@ -11,6 +11,7 @@ import { generationOfSoc } from "./rules/generation.ts";
 import { type DType, dtypeError, isDType } from "./tensor/dtype.ts";
 import { numel } from "./tensor/layout.ts";
 import { checkWarningsOption, type WarningsOption } from "./warnings.ts";
+import { DEVICE_DEFECTS, type DeviceDefects } from "./rules/arrangement.ts";
 
 /** Options of {@link Device.open}. */
 export interface DeviceOpenOptions {
@@ -84,6 +85,16 @@ export interface DeviceOpenOptions {
    * both directions (docs/semantics.md, "Warnings").
    */
   warnings?: WarningsOption;
+  /**
+   * What to do where CANN's source says the kernel a call runs loses terms (the TBE kernel
+   * ResizeBilinearV2Grad's tiling mode 6 drops the gradient columns that jump onto the last image
+   * column at a window multiple; docs/device-semantics.md). `"avoid"` (default): run an
+   * arrangement of launches that avoids the loss (the call transposed, or the deterministic
+   * route's passes), or throw `DeviceDefectError` where none exists; `"refuse"`: always throw it;
+   * `"allow"`: run the kernel and return its result without those terms (a `DEVICE_DEFECT`
+   * warning). The CPU device reference (`numerics: "device"`) does the same.
+   */
+  deviceDefects?: DeviceDefects;
 }
 
 /** Options of {@link Device.tensor} and {@link Device.zeros}. */
@@ -105,6 +116,7 @@ const OPEN_KEYS = new Set([
   "tbeFma",
   "deterministicWarnOnly",
   "warnings",
+  "deviceDefects",
 ]);
 /** Upper bound of the `threads` option. */
 const MAX_THREADS = 1024;
@@ -131,6 +143,8 @@ export interface ResolvedOpenOptions {
   readonly deterministicWarnOnly: boolean;
   /** The `warnings` option, checked and copied (undefined: the process default). */
   readonly warnings: WarningsOption | undefined;
+  /** Where a kernel loses terms: avoid (default), refuse or allow. */
+  readonly deviceDefects: DeviceDefects;
 }
 
 /**
@@ -200,6 +214,14 @@ export function resolveOpenOptions(options: DeviceOpenOptions): ResolvedOpenOpti
     );
   }
   const warnings = checkWarningsOption(options.warnings, "Device.open warnings");
+  const { deviceDefects = "avoid" } = options;
+  if (!DEVICE_DEFECTS.includes(deviceDefects)) {
+    throw new TypeError(
+      `Device.open deviceDefects must be "avoid", "refuse" or "allow", got ${
+        String(deviceDefects)
+      }`,
+    );
+  }
   const ascend = ascendTarget(options, backend);
   return {
     backend,
@@ -212,6 +234,7 @@ export function resolveOpenOptions(options: DeviceOpenOptions): ResolvedOpenOpti
     ascend,
     deterministicWarnOnly,
     warnings,
+    deviceDefects,
   };
 }
 

@@ -18,7 +18,8 @@ import { type AscendGeneration, generationOfSoc, type SocGeneration } from "../r
 import { allocateHost, type DType, dtypeByteSize, type HostArray } from "../tensor/dtype.ts";
 import { forgetLaunches, launchAclnn, launchForwardAclnn, type NpuBuffer } from "./aclnn_call.ts";
 import { DescriptorCache } from "./descriptors.ts";
-import { launchRoute, type RouteTarget } from "./route_launch.ts";
+import { launchRoute, launchTransposed, type RouteTarget } from "./route_launch.ts";
+import type { DeviceDefects } from "../rules/arrangement.ts";
 import { NpuRules } from "./npu_rules.ts";
 import type { CannRuntime } from "./runtime.ts";
 import { AclError, DeviceMemoryError } from "./status.ts";
@@ -93,6 +94,8 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     readonly deterministicWarnOnly = false,
     /** Where this NPU's warnings go. */
     readonly warnings: WarningChannel = new WarningChannel(),
+    /** Where the vendor's source says a kernel loses terms: avoid, refuse or allow (`deviceDefects`). */
+    readonly deviceDefects: DeviceDefects = "avoid",
   ) {
     this.socGeneration = generationOfSoc(soc);
     this.descriptors = new DescriptorCache(
@@ -108,6 +111,7 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
       this.soc,
       this.deterministicWarnOnly,
       this.warnings,
+      this.deviceDefects,
     );
   }
 
@@ -187,8 +191,10 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     if (call.inputSize[0] * call.inputSize[1] === 0) return; // empty result: nothing to compute
     this.runtime.activate(this.context);
     this.#applyDeterministic(call.deterministic);
-    const route = call.deterministic ? this.#rules.routeOf(call) : null;
-    if (route !== null) return launchRoute(this, call, route); // marks itself enqueued
+    // The deterministic route or an arrangement avoiding a kernel's column loss (launchPlanOf).
+    const plan = this.#rules.planOf(call);
+    if (plan?.kind === "route") return launchRoute(this, call, plan.route); // marks itself enqueued
+    if (plan?.kind === "transposed") return launchTransposed(this, call);
     launchAclnn(this, call);
     this.markEnqueued();
   }

@@ -12,6 +12,7 @@ import { LibraryLoadError } from "./status.ts";
 import { generationOfSoc } from "../rules/generation.ts";
 import { UnsupportedSocError } from "../rules/support.ts";
 import { WarningChannel } from "../warnings.ts";
+import type { DeviceDefects } from "../rules/arrangement.ts";
 
 /** Options of {@link openNpuBackend}. */
 export interface NpuOpenOptions {
@@ -25,6 +26,8 @@ export interface NpuOpenOptions {
   deterministicWarnOnly?: boolean;
   /** The device's warnings channel (default: one with the process default rules). */
   warnings?: WarningChannel;
+  /** Where the vendor's source says a kernel loses terms (default `"avoid"`; Device.open). */
+  deviceDefects?: DeviceDefects;
 }
 
 /**
@@ -90,6 +93,7 @@ export function openNpuBackend(options: NpuOpenOptions): NpuBackend {
       socName,
       options.deterministicWarnOnly ?? false,
       options.warnings ?? new WarningChannel(),
+      options.deviceDefects ?? "avoid",
     );
   } catch (error) {
     if (deviceSet) acl.aclrtResetDevice(options.deviceId);

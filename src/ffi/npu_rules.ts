@@ -15,8 +15,8 @@ import { checkFamilySupports } from "../rules/family.ts";
 import { forwardPlan } from "../rules/forward_device.ts";
 import type { AscendGeneration } from "../rules/generation.ts";
 import type { AscendTarget } from "../rules/numerics.ts";
-import type { DeterministicRoute } from "../rules/route.ts";
-import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
+import type { DeviceDefects } from "../rules/arrangement.ts";
+import { type DeterministicOptions, type LaunchPlan, launchPlanOf } from "../rules/support.ts";
 import { checkOpSupported, missingForwardApi, opApiName } from "./aclnn_call.ts";
 import type { CannLibraries } from "./loader.ts";
 import { checkRouteMemory, missingRouteApi } from "./route_launch.ts";
@@ -49,6 +49,7 @@ export class NpuRules {
     soc: string | null,
     deterministicWarnOnly: boolean,
     warnings: WarningChannel = new WarningChannel(),
+    deviceDefects: DeviceDefects = "avoid",
   ) {
     this.#libs = libs;
     const bilinearApi = opApiName(libs, "bilinear2d").endsWith("V2") ? "v2" : "v1";
@@ -59,16 +60,18 @@ export class NpuRules {
       warnOnly: deterministicWarnOnly,
       warn: (notice) => warnings.emit(notice),
       missingApi: (route) => missingRouteApi(libs, route),
+      deviceDefects,
     };
   }
 
   /**
    * A backward call: what the family does not run, missing operator symbols and V1-only limits,
-   * aclnn's empty-tensor rule, the adjoint-gap warning, and in deterministic mode the route (or
-   * its refusal) and whether its intermediates fit the device's free memory (`memory`, null when
-   * the runtime cannot tell).
+   * aclnn's empty-tensor rule, the adjoint-gap warning, the launch plan (the deterministic route,
+   * or an arrangement avoiding the TBE kernel's column loss, or their refusal) and whether a
+   * route's intermediates fit the device's free memory (`memory`, null when the runtime cannot
+   * tell).
    *
-   * @throws {TypeError | RangeError | MissingSymbolError | NondeterministicKernelError}
+   * @throws {TypeError | RangeError | MissingSymbolError | NondeterministicKernelError | DeviceDefectError}
    */
   checkBackward(params: Params, memory: () => MemoryInfo | null, deviceName: string): void {
     const { generation } = this.target;
@@ -76,9 +79,9 @@ export class NpuRules {
     checkOpSupported(this.#libs, params, generation);
     // What aclnn would answer with 161002, said before anything is allocated.
     checkAscendEmpty(params);
-    const route = this.routeOf(params);
-    const free = route === null ? null : memory();
-    if (route !== null && free !== null) checkRouteMemory(route, free, deviceName);
+    const plan = this.planOf(params);
+    const free = plan?.kind !== "route" ? null : memory();
+    if (plan?.kind === "route" && free !== null) checkRouteMemory(plan.route, free, deviceName);
     this.#adjointGap(params, "backward"); // last: a refused call ran nothing
   }
 
@@ -103,8 +106,12 @@ export class NpuRules {
     if (notice !== null) this.#warnings.emit(notice);
   }
 
-  /** The deterministic route of a call (null: the native launch), planned once per call. */
-  routeOf(call: Params): DeterministicRoute | null {
-    return deterministicRouteOf(call, this.target, this.#options);
+  /**
+   * How a bilinear call runs when not as its single launch (`launchPlanOf`: the deterministic
+   * route, the call transposed, or the single launch allowed to lose columns); null: the native
+   * launch. Planned once per call.
+   */
+  planOf(call: Params): LaunchPlan | null {
+    return launchPlanOf(call, this.target, this.#options);
   }
 }

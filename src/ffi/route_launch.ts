@@ -38,7 +38,7 @@ export interface RouteTarget extends LaunchTarget {
  */
 export function missingRouteApi(
   libs: LaunchTarget["runtime"]["libs"],
-  route: DeterministicRoute,
+  route: Pick<DeterministicRoute, "cast">,
 ): string | null {
   const ops = libs.opapi;
   if (
@@ -114,26 +114,68 @@ export function launchRoute(
       queue();
       grad = grad32;
     }
-    for (const pass of route.passes) {
-      if (pass.axis === "w") {
-        const t = float32([n, c, outH, inW]);
-        launchAclnn(target, passCall(call, pass, grad, t), ROUTE_PASS_API);
-        queue();
-        grad = t;
-        continue;
-      }
-      const result = route.cast ? float32([n, c, inH, inW]) : call.out;
-      launchAclnn(target, passCall(call, pass, swapped(grad), swapped(result)), ROUTE_PASS_API);
+    let [h, w] = [outH, outW]; // the logical sizes of what the next pass reads
+    route.passes.forEach((pass, i) => {
+      // Each pass writes T ([Ho, Wi] after the W pass, [Hi, Wo] after the H pass), the last one
+      // the result (its float32 copy for 16-bit dtypes).
+      if (pass.axis === "w") w = pass.inCols;
+      else h = pass.inCols;
+      const last = i === route.passes.length - 1;
+      const dest = !last
+        ? float32([n, c, h, w])
+        : route.cast
+        ? float32([n, c, inH, inW])
+        : call.out;
+      const [source, result] = pass.axis === "w" ? [grad, dest] : [swapped(grad), swapped(dest)];
+      launchAclnn(target, passCall(call, pass, source, result), ROUTE_PASS_API);
       queue();
-      if (route.cast) launchCast(target, result, call.out);
-    }
+      if (last && route.cast) launchCast(target, dest, call.out);
+      grad = dest;
+    });
   } finally {
     for (const buffer of owned) target.free(buffer);
   }
 }
 
+/**
+ * Enqueues the call transposed (`rules/arrangement.ts`): one launch of V1 on gradOutput and `out`
+ * seen with H and W swapped, `[Wo, Ho] -> [Wi, Hi]`, scales from the sizes (the TBE kernel's own
+ * rule whatever the API); the operator's Contiguous and ViewCopy move the data.
+ *
+ * @throws {AclError} from the failing API
+ * @example
+ * ```ts ignore
+ * launchTransposed(backend, call);
+ * ```
+ */
+export function launchTransposed(target: RouteTarget, call: UpsampleCall<NpuBuffer>): void {
+  launchAclnn(target, transposedCall(call), ROUTE_PASS_API);
+  target.markEnqueued();
+}
+
+/**
+ * A call with H and W swapped: its sizes, and its views through swapped strides (same storage).
+ *
+ * @example
+ * ```ts ignore
+ * transposedCall(call).inputSize; // [N, C, Wi, Hi]
+ * ```
+ */
+export function transposedCall<H>(call: UpsampleCall<H>): UpsampleCall<H> {
+  const [n, c, inH, inW] = call.inputSize;
+  const [outH, outW] = call.outputSize;
+  return {
+    ...call,
+    inputSize: [n, c, inW, inH],
+    outputSize: [outW, outH],
+    scales: [0, 0],
+    gradOutput: swapped(call.gradOutput),
+    out: swapped(call.out),
+  };
+}
+
 // The view with its last two dimensions swapped.
-function swapped(view: StorageView<NpuBuffer>): StorageView<NpuBuffer> {
+function swapped<H>(view: StorageView<H>): StorageView<H> {
   const [a, b, h, w] = view.shape;
   const [sa, sb, sh, sw] = view.strides;
   return { ...view, shape: [a, b, w, h], strides: [sa, sb, sw, sh] };

@@ -8,7 +8,6 @@
 import { type BilinearApi, bilinearRoute, checkAscendEmpty } from "./ascend_a2.ts";
 import {
   kernelName5hd,
-  losesColumns5hd,
   orderDependent5hd,
   tbe5hdSpec,
   type TilingMode5hd,
@@ -20,7 +19,6 @@ import { checkFamilySupports } from "./family.ts";
 import type { UpsampleParams } from "./ops.ts";
 import {
   bilinearRule950,
-  dimensionRule,
   linearTable,
   nearestRule950,
   nearestTables,
@@ -203,24 +201,6 @@ export function ascendPlan(
   };
 }
 
-// Mode 6 of the TBE kernel drops some columns' terms (losesColumns5hd): not reproducible here.
-function checkTbeColumns(call: UpsampleParams, target: AscendTarget, plan: AscendPlan): void {
-  if (plan.kernel !== kernelName5hd(6) || target.generation === "950") return;
-  const [, , , inW] = call.inputSize;
-  const outW = call.outputSize[1];
-  const table = linearTable(inW, outW, call.alignCorners, 0, dimensionRule(plan.rule, 1));
-  if (losesColumns5hd(table.i0, inW, tbe5hdSpec(target.generation))) {
-    throw new RangeError(
-      `upsampleBilinear2dBackward: on this device ResizeBilinearV2Grad (tiling mode 6) flushes ` +
-        `rows of ${inW} cells in windows, and a gradient column that jumps onto the last image ` +
-        `column (${
-          inW - 1
-        }, a multiple of the window) is never written (resize_bilinear_v2_grad.py ` +
-        `big_in_loop): the device drops gradient there, which the device reference does not reproduce`,
-    );
-  }
-}
-
 // The emulation's names of the 950's NCHW ResizeBilinearV2Grad kernels (32-bit indices).
 const KERNEL_NAMES_950: Readonly<Record<string, string>> = {
   "all-copy": "ResizeBilinearV2Grad.ALL_COPY",
@@ -280,9 +260,9 @@ export function checkAscendRules(call: UpsampleParams, target: AscendTarget): vo
   }
   if (op === "bilinear2d") {
     const plan = ascendPlan({ ...call, deterministic: false }, target);
-    if (plan.kernel.startsWith("ResizeBilinearV2Grad5HD")) {
-      return checkTbeColumns(call, target, plan);
-    }
+    // The TBE kernel's mode-6 column loss is the launch plan's (support.ts launchPlanOf): avoided,
+    // refused or allowed as the deviceDefects option says.
+    if (plan.kernel.startsWith("ResizeBilinearV2Grad5HD")) return;
     if (target.generation !== "a2") return;
     const route = bilinearRoute(call, target.bilinearApi);
     for (let d = 0; d < 2; d++) {

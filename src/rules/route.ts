@@ -18,7 +18,9 @@
  * operator (V1, which runs ResizeBilinearV2Grad whenever the sizes differ): the W pass
  * `[Ho, Wo] -> T [Ho, Wi]`, then the H pass on T and the result seen with H and W swapped,
  * `[Wi, Ho] -> [Wi, Hi]` (strided views; the op's own Contiguous and ViewCopy move the data). A pass
- * whose sizes are equal is a copy and is left out. float16 and bfloat16 are cast to float32 first
+ * whose sizes are equal is a copy and is left out. The passes may also run H first (order `"hw"`:
+ * `[Wo, Ho] -> [Wo, Hi]` seen transposed, then `[Hi, Wo] -> [Hi, Wi]`): the same argument holds,
+ * on other planes, and each pass's tiling mode and windows follow its own sizes. float16 and bfloat16 are cast to float32 first
  * and back once at the end (aclnnCast), as the single launch's host code casts around the kernel,
  * so the route adds no 16-bit rounding of its own.
  *
@@ -42,9 +44,15 @@ export const CAST_KERNEL = "Cast";
 
 /** One launch of ResizeBilinearV2Grad in a route: an H-unchanged call of the kernel. */
 export interface RoutePass {
-  /** `"w"`: gradOutput to T; `"h"`: T (or gradOutput) to the result, both seen transposed. */
+  /**
+   * `"w"`: resizes W (its planes as they are); `"h"`: resizes H, its source and result both seen
+   * with H and W swapped (strided views).
+   */
   readonly axis: "w" | "h";
-  /** Rows both planes of the pass share (the kernel's H, unchanged): Ho for W, Wi for H. */
+  /**
+   * Rows both planes of the pass share (the kernel's H, unchanged): order `"wh"` Ho for W, Wi for
+   * H; order `"hw"` Wo for H, Hi for W.
+   */
   readonly rows: number;
   /** Columns of the pass's image (its result): Wi for W, Hi for H. */
   readonly inCols: number;
@@ -56,10 +64,22 @@ export interface RoutePass {
   readonly kernel: string;
 }
 
+/**
+ * The order of a route's passes: `"wh"` the W pass first (the deterministic route's default),
+ * `"hw"` the H pass first (the same two H-unchanged launches on other planes, what
+ * `arrangement.ts` tries where the W-first order's W pass would lose columns).
+ */
+export type RouteOrder = "wh" | "hw";
+
 /** The launches of a deterministic bilinear call, as {@link deterministicRoute} plans them. */
 export interface DeterministicRoute {
-  /** The passes in launch order (W, then H; the W pass is left out when `Wo == Wi`). */
+  /**
+   * The passes in launch order (W then H for `"wh"`, H then W for `"hw"`; a pass whose sizes are
+   * equal is left out). Each pass reads what the one before it wrote.
+   */
   readonly passes: readonly RoutePass[];
+  /** Which pass runs first. */
+  readonly order: RouteOrder;
   /** 16-bit dtypes: gradOutput cast to float32 before the passes, the result cast back after. */
   readonly cast: boolean;
   /** Every kernel launched, in order (`"Cast"` and the passes' kernels). */
@@ -99,6 +119,7 @@ export function deterministicRoute(
   call: UpsampleParams,
   generation: Exclude<AscendGeneration, "950">,
   tbeFma: boolean,
+  order: RouteOrder = "wh",
 ): RouteChoice {
   const [n, c, inH, inW] = call.inputSize;
   const [outH, outW] = call.outputSize;
@@ -118,12 +139,16 @@ export function deterministicRoute(
     passes.push({ axis, rows, inCols, outCols, mode, kernel: kernelName5hd(mode) });
     return null;
   };
-  const refusal = add("w", outH, inW, outW) ?? add("h", inW, inH, outH);
+  const refusal = order === "wh"
+    ? add("w", outH, inW, outW) ?? add("h", inW, inH, outH)
+    : add("h", outW, inH, outH) ?? add("w", inH, inW, outW);
   if (refusal !== null) return { route: null, refusal };
   const cast = call.dtype !== "float32";
   const kernels = passes.map((pass) => pass.kernel);
   const f32 = 4 * planes;
-  let intermediateBytes = passes.length === 2 ? f32 * outH * inW : 0; // T
+  // T: [Ho, Wi] after the W pass, [Hi, Wo] after the H pass.
+  const tCells = order === "wh" ? outH * inW : inH * outW;
+  let intermediateBytes = passes.length === 2 ? f32 * tCells : 0;
   if (cast) intermediateBytes += f32 * (outH * outW + inH * inW); // gradOutput and result in float32
   // The H pass also copies its transposed input (Contiguous) and output (ViewCopy): 3x its cells.
   let bytesMoved = 0;
@@ -135,6 +160,7 @@ export function deterministicRoute(
   return {
     route: {
       passes,
+      order,
       cast,
       kernels: cast ? [CAST_KERNEL, ...kernels, CAST_KERNEL] : kernels,
       spec,
