@@ -36,6 +36,7 @@ import { type DeterministicOptions, deterministicRouteOf } from "../rules/suppor
 import type { WarningNotice } from "../rules/warning_codes.ts";
 import { runRouteCpu } from "./ascend/backward/route.ts";
 import { runTbeCpu, tbeLaunchOf } from "./ascend/backward/tbe_launch.ts";
+import { gather950LaunchOf, runGather950Cpu } from "./ascend/backward/gather950.ts";
 import { forwardPlan } from "../rules/forward_device.ts";
 import { forwardDeviceCpu } from "./ascend/forward/reference.ts";
 import { TaskQueue } from "./task_queue.ts";
@@ -279,11 +280,16 @@ export class CpuBackend implements Backend<CpuBuffer> {
       // Deterministic mode where the device's kernel adds in a free order: its deterministic route.
       const route = deterministicRouteOf(call, this.ascend, this.#routeOptions);
       if (route !== null) return this.#runInOrder(() => runRouteCpu(kernelArgs(call), route));
-      // The TBE ResizeBilinearV2Grad: its own arithmetic and order (tbe_kernel.ts).
-      if (ascendPlan(call, this.ascend).kernel.startsWith(TBE_KERNEL)) {
-        const tbeCall = call;
-        const launch = tbeLaunchOf(tbeCall, this.ascend);
-        return this.#runInOrder(() => runTbeCpu(kernelArgs(tbeCall), launch));
+      // The TBE ResizeBilinearV2Grad and the 950's gathers: their own arithmetic and order.
+      const plan = ascendPlan(call, this.ascend);
+      const deviceCall = call;
+      if (plan.kernel.startsWith(TBE_KERNEL)) {
+        const launch = tbeLaunchOf(deviceCall, this.ascend);
+        return this.#runInOrder(() => runTbeCpu(kernelArgs(deviceCall), launch));
+      }
+      const gather = plan.gather ? gather950LaunchOf(deviceCall, this.ascend) : null;
+      if (gather !== null) {
+        return this.#runInOrder(() => runGather950Cpu(kernelArgs(deviceCall), gather));
       }
       call = ascendCall(call, this.ascend);
     }

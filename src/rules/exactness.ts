@@ -11,12 +11,14 @@
 import {
   atomicOrderFree5hd,
   linear5hdTable,
+  losesColumns5hd,
   tbe5hdCores,
   tbe5hdSpec,
   tilingMode5hd,
 } from "./ascend_5hd.ts";
 import { ascendPlan, type AscendTarget } from "./numerics.ts";
-import { forwardPlan } from "./forward_device.ts";
+import { forwardPlan, type ForwardVariant } from "./forward_device.ts";
+import { deterministicRoute } from "./route.ts";
 import type { UpsampleParams } from "./ops.ts";
 
 /** Whether the reference gives the device's bits (`"exact"`) or lies within the bound (`"bounded"`). */
@@ -38,6 +40,7 @@ export type ExactnessCall = UpsampleParams & {
   readonly direction?: "backward" | "forward";
 };
 
+// Kernels that copy bits (or launch nothing): exact.
 const COPIES = new Set([
   "",
   "ViewCopy",
@@ -46,9 +49,30 @@ const COPIES = new Set([
   "ResizeBilinearV2Grad5HD.MODE0",
 ]);
 
+// Kernels whose every sum has an order the source fixes and that the reference follows (the 950's
+// gathers, src/cpu/ascend/backward/gather950.ts; the nearest-exact SIMT gather, a sum per cell in
+// gradient order), with the target's contraction choice.
+const FIXED_ORDER_950: Readonly<Record<string, string>> = {
+  "ResizeBilinearV2Grad.SIMT_NCHW_DETERMINE":
+    "the 950's DETERMINE gather: one thread per result cell sums its gradient positions in a fixed order (resize_bilinear_v2_grad_simt_determine.h), which the reference follows",
+  "ResizeBilinearV2Grad.SIMT_NCHW_DETERMINE_SCALES":
+    "the 950's DETERMINE_SCALES gather: one thread per result cell sums in a fixed order (resize_bilinear_v2_grad_simt_determine_scales.h), which the reference follows",
+  "UpsampleNearestExact2dGrad.SIMT":
+    "the 950's nearest-exact SIMT gather: one thread per result cell sums its gradient window in index order, as the reference does",
+};
+
+const CUBE =
+  "the order of the sums inside a Cube matmul is open in hardware (the emulation fixes one reading, the reference sums in PyTorch's order): within the bound";
+
 /**
  * Whether the CPU device reference gives `target`'s device bits for `call` (backward, the
- * default, or forward op). Throws what `ascendPlan` / `forwardPlan` throw for a call the family
+ * default, or forward op), with the contraction choices of `target` (`fma`, `tbeFma`) taken as the
+ * device's. Exact: copies; the TBE kernel ResizeBilinearV2Grad (modes 0-4, and 5-6 where no
+ * order of its cores' atomic adds can change a bit, `atomicOrderFree5hd`); the deterministic route;
+ * the 950's gathers and nearest-exact SIMT kernel; the forward ops' TBE, SIMT and copy kernels.
+ * Bounded: A2/A3's Cube-matmul kernels (UpsampleBilinear2dGrad, UpsampleNearestExact2dGrad, the
+ * forward UpsampleBilinear2d), the TBE kernel's order-dependent calls and column-loss calls, and the
+ * 950's atomic SIMT scatter. Throws what `ascendPlan` / `forwardPlan` throw for a call the family
  * does not run.
  *
  * @example
@@ -67,18 +91,34 @@ const COPIES = new Set([
  * ```
  */
 export function referenceExactness(call: ExactnessCall, target: AscendTarget): ExactnessVerdict {
-  if (call.direction === "forward") {
-    const plan = forwardPlan(call, target);
-    return verdict(plan.kernel, plan.variant === "none" || plan.variant === "copy");
-  }
+  if (call.direction === "forward") return forwardVerdict(call, target);
   const plan = ascendPlan(call, target);
-  if (target.generation !== "950" && plan.kernel.startsWith("ResizeBilinearV2Grad5HD")) {
-    return tbeVerdict(call, target.generation, target, plan.kernel);
+  const kernel = plan.kernel;
+  if (COPIES.has(kernel)) return exact(kernel, "a bit copy, or nothing launched");
+  if (target.generation === "950") {
+    const why = FIXED_ORDER_950[kernel];
+    if (why !== undefined) return exact(kernel, why);
+    return bounded(
+      kernel,
+      "the 950's SIMT scatter adds every term atomically in an order nothing fixes: within the bound",
+    );
   }
-  return verdict(plan.kernel, COPIES.has(plan.kernel));
+  if (kernel.startsWith("ResizeBilinearV2Grad5HD")) {
+    return tbeVerdict(call, target.generation, target, kernel);
+  }
+  return bounded(kernel, CUBE);
 }
 
-// The TBE kernel: exact wherever the cores' atomic order cannot change a bit.
+function exact(kernel: string, reason: string): ExactnessVerdict {
+  return { exactness: "exact", kernel, reason };
+}
+
+function bounded(kernel: string, reason: string): ExactnessVerdict {
+  return { exactness: "bounded", kernel, reason };
+}
+
+// The TBE kernel: exact wherever the cores' atomic order cannot change a bit, and on the
+// deterministic route (H-unchanged passes, src/cpu/ascend/backward/tbe_pass.ts).
 function tbeVerdict(
   call: ExactnessCall,
   generation: "a2" | "910" | "310p",
@@ -88,28 +128,61 @@ function tbeVerdict(
   const spec = tbe5hdSpec(generation);
   const [, , inH, inW] = call.inputSize;
   const [outH, outW] = call.outputSize;
+  const fma = target.tbeFma ?? false;
   const mode = tilingMode5hd([inH, inW], [outH, outW], spec);
-  const hTable = linear5hdTable(inH, outH, call.alignCorners, target.tbeFma ?? false);
-  const cores = tbe5hdCores(generation, target.soc);
-  if (atomicOrderFree5hd(mode, hTable, inW, spec, cores)) {
-    return {
-      exactness: "exact",
+  const wTable = linear5hdTable(inW, outW, call.alignCorners, fma);
+  if (mode === 6 && losesColumns5hd(wTable.i0, inW, spec)) {
+    return bounded(
       kernel,
-      reason: mode === 5 || mode === 6
-        ? "the TBE kernel's own arithmetic and order; each image row takes its nonzero partial rows from one core or at most two, so no atomic order changes a bit"
-        : "the TBE kernel's own arithmetic and order; no atomic adds (or one)",
-    };
+      "tiling mode 6 drops gradient columns here (losesColumns5hd): the call runs as another arrangement or is refused (support.ts)",
+    );
   }
-  return {
-    exactness: "bounded",
+  const hTable = linear5hdTable(inH, outH, call.alignCorners, fma);
+  if (atomicOrderFree5hd(mode, hTable, inW, spec, tbe5hdCores(generation, target.soc))) {
+    return exact(
+      kernel,
+      mode === 5 || mode === 6
+        ? "the TBE kernel's own arithmetic and order (tbe_kernel.ts); each image row takes its nonzero partial rows from one core or at most two, so no order of the atomic adds changes a bit"
+        : "the TBE kernel's own arithmetic and order (tbe_kernel.ts); no atomic order matters",
+    );
+  }
+  if (call.deterministic && deterministicRoute(call, generation, fma).route !== null) {
+    return exact(
+      kernel,
+      "deterministic mode runs the route: H-unchanged TBE passes, whose atomic order cannot matter (route.ts)",
+    );
+  }
+  return bounded(
     kernel,
-    reason:
-      "the TBE kernel's cores add three or more partial rows into one image row in an order nothing fixes: the reference adds them in the order the emulation draws under aclemuSetAtomicSeed(0), within the bound for any other",
-  };
+    "the TBE kernel's cores add three or more partial rows into one image row in an order nothing fixes: the reference adds them in the order the emulation draws under aclemuSetAtomicSeed(0) (tbe_flush.ts), within the bound for any other",
+  );
 }
 
-function verdict(kernel: string, exact: boolean): ExactnessVerdict {
-  return exact
-    ? { exactness: "exact", kernel, reason: "a bit copy (or nothing launched)" }
-    : { exactness: "bounded", kernel, reason: "not yet shown bit-exact: within the bound" };
+// The forward kernels: no atomic order anywhere; the Cube matmul's order is open in hardware.
+const FORWARD_EXACT: ReadonlySet<ForwardVariant> = new Set([
+  "none",
+  "copy",
+  "broadcast",
+  "gather",
+  "gather-add-zero",
+  "tbe-l1",
+  "tbe-nc",
+  "tbe-vbi32",
+  "tbe-vbi16",
+  "simt950",
+  "simt950-hw",
+]);
+
+function forwardVerdict(call: ExactnessCall, target: AscendTarget): ExactnessVerdict {
+  const plan = forwardPlan(call, target);
+  if (FORWARD_EXACT.has(plan.variant)) {
+    return exact(
+      plan.kernel,
+      `the forward ${plan.variant} kernel: no atomic adds, its arithmetic and order as the reference computes them`,
+    );
+  }
+  return bounded(
+    plan.kernel,
+    "the forward Cube kernel's matmul order is open in hardware; the reference reproduces the emulation's reading (two float32 passes), which a device may not follow",
+  );
 }

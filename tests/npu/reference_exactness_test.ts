@@ -7,15 +7,24 @@
 // (aclemuSetAtomicSeed(0), REFERENCE_LAUNCH_SEED). Failures name the kernel and the call.
 
 import assert from "node:assert/strict";
-import { Device, type DType, upsampleBilinear2dBackward } from "../../mod.ts";
+import {
+  Device,
+  type DType,
+  runParams,
+  type Tensor,
+  upsampleBilinear2d,
+  upsampleBilinear2dBackward,
+  upsampleNearestExact1d,
+  upsampleNearestExact2d,
+} from "../../mod.ts";
 import { compareWithDevice } from "../../src/rules/bound.ts";
 import { referenceExactness } from "../../src/rules/exactness.ts";
 import { FAMILY_NAMES, generationOfSoc } from "../../src/rules/generation.ts";
 import type { BilinearApi } from "../../src/rules/ascend_a2.ts";
-import { ascendPlan, type AscendTarget } from "../../src/rules/numerics.ts";
+import { ascendPlan, type AscendTarget, checkAscendRules } from "../../src/rules/numerics.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
 import { runTbeCpu, tbeLaunchOf } from "../../src/cpu/ascend/backward/tbe_launch.ts";
-import { seededRandom } from "../../cli/verify/cases.ts";
+import { makeCases, seededRandom } from "../../cli/verify/cases.ts";
 import {
   configuredEmulationSoc,
   emu,
@@ -87,6 +96,18 @@ function tbeCalls(): Call[] {
     fixed.push(call(inHW, outHW, random() < 0.3, dtype, [int(1, 2), int(1, 2)]));
   }
   return fixed;
+}
+
+// The public forward op of `call` on `input`.
+function forwardOf(input: Tensor, call: UpsampleParams): Tensor {
+  const { op, outputSize, scales, alignCorners } = call;
+  if (op === "nearestExact1d") {
+    return upsampleNearestExact1d(input, { outputSize, scales: scales[0] });
+  }
+  const options = { outputSize, scalesH: scales[0], scalesW: scales[1] };
+  return op === "nearestExact2d"
+    ? upsampleNearestExact2d(input, options)
+    : upsampleBilinear2d(input, { ...options, alignCorners });
 }
 
 function gradient(c: Call, seed: number): Float32Array {
@@ -216,6 +237,86 @@ for (const tbeFma of [false, true]) {
         assert.ok(tally.bounded >= 2, `${tally.bounded} order-dependent calls`);
         assert.ok(tally.reordered >= 1, `${tally.reordered} calls changed with the seed`);
       }
+    },
+  });
+}
+
+// Every op, dtype and shape class verify draws (makeCases), deterministic off and on, through the
+// public CPU device reference (Device.open numerics "device" with the lane's SoC): bit for bit
+// under a seed other than the reference's where `referenceExactness` says exact, within the bound
+// elsewhere; the forward ops bit for bit where exact.
+async function checkDrawn(deterministic: boolean): Promise<Map<string, [number, number]>> {
+  using npu = Device.open({ backend: "npu", libDir: EMU_DIR, deterministic, warnings: "ignore" });
+  using cpu = Device.open({
+    backend: "cpu",
+    numerics: "device",
+    soc: SOC,
+    threads: 1,
+    deterministic,
+    warnings: "ignore",
+  });
+  const t = target("v2", false);
+  const split = new Map<string, [number, number]>();
+  for (const [k, drawn] of makeCases(90, 29, ["float32", "float16", "bfloat16"]).entries()) {
+    const c = { ...drawn, deterministic };
+    for (const direction of ["backward", "forward"] as const) {
+      let verdict;
+      try {
+        if (direction === "backward") checkAscendRules(c, t);
+        verdict = referenceExactness({ ...c, direction }, t);
+      } catch {
+        continue; // what the family refuses (tests of its own)
+      }
+      const shape = direction === "backward"
+        ? [c.inputSize[0], c.inputSize[1], ...c.outputSize]
+        : c.inputSize;
+      const random = seededRandom(7000 + k);
+      const count = shape.reduce((a, b) => a * b, 1);
+      const values = roundTo(c.dtype, Float32Array.from({ length: count }, () => random() * 2 - 1));
+      const run = async (device: Device): Promise<Float32Array> => {
+        using x = device.tensor(values, shape, { dtype: c.dtype });
+        using y = direction === "backward" ? runParams(x, c) : forwardOf(x, c);
+        return await y.toFloat32Array();
+      };
+      emuSetAtomicSeed(BigInt(0xabc + k));
+      const actual = await run(npu);
+      const expected = await run(cpu);
+      const what = `${FAMILY} ${direction} ${verdict.kernel} (${verdict.exactness}) ${c.op} ` +
+        `${c.dtype} [${c.inputSize}] <-> [${c.outputSize}] scales [${c.scales}] align ` +
+        `${c.alignCorners} deterministic ${deterministic}`;
+      // A deterministic call the route takes ends with its last pass (or the cast back).
+      const routed = direction === "backward" && deterministic && ascendPlan(c, t).orderDependent;
+      if (!routed) assert.equal(emuLastKernel(), verdict.kernel, what);
+      const key = `${direction} ${verdict.kernel}`;
+      const tally = split.get(key) ?? [0, 0];
+      split.set(key, tally);
+      if (verdict.exactness === "exact") {
+        const at = firstDifference(actual, expected);
+        assert.equal(at, -1, `${what}: element ${at}: ${actual[at]} != ${expected[at]}`);
+        tally[0]++;
+      } else {
+        if (direction === "backward") {
+          const options = { generation: GENERATION, deterministic, tbeFma: false } as const;
+          assert.ok(compareWithDevice(c, values, actual, expected, options).ok, `${what}: bound`);
+        }
+        tally[1]++;
+      }
+    }
+  }
+  return split;
+}
+
+for (const deterministic of [false, true]) {
+  Deno.test({
+    name: `reference exactness (${FAMILY}, deterministic ${deterministic}): every drawn call ` +
+      `bit for bit where exact, within the bound elsewhere`,
+    ignore: IGNORE,
+    async fn(): Promise<void> {
+      const split = await checkDrawn(deterministic);
+      const lines = [...split].sort().map(([k, [e, b]]) => `${k} ${e}/${b}`);
+      console.log(`${FAMILY} deterministic ${deterministic} (exact/bounded): ${lines.join(", ")}`);
+      const exactCalls = [...split.values()].reduce((sum, [e]) => sum + e, 0);
+      assert.ok(exactCalls >= 40, `${exactCalls} exact calls`);
     },
   });
 }
