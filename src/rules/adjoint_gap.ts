@@ -130,8 +130,8 @@ const MAX_REMEMBERED = 1024;
  */
 export class AdjointGapWatch {
   readonly #target: AscendTarget;
-  // Each validated call object's gap (a repeated call passes the same object again).
-  readonly #gaps = new WeakMap<object, string | null>();
+  // Each validated call object's gap and pair signature (a repeated call passes the same object).
+  readonly #gaps = new WeakMap<object, { gap: string; signature: string } | null>();
   readonly #ran: Record<AdjointDirection, Set<string>> = {
     forward: new Set(),
     backward: new Set(),
@@ -157,10 +157,14 @@ export class AdjointGapWatch {
     direction: AdjointDirection,
     everyCall: boolean,
   ): WarningNotice | null {
-    let gap = this.#gaps.get(call);
-    if (gap === undefined) this.#gaps.set(call, gap = adjointGap(call, this.#target));
-    if (gap === null) return null;
-    const signature = pairSignature(call);
+    let known = this.#gaps.get(call);
+    if (known === undefined) {
+      const gap = adjointGap(call, this.#target);
+      known = gap === null ? null : { gap, signature: pairSignature(call) };
+      this.#gaps.set(call, known);
+    }
+    if (known === null) return null;
+    const { gap, signature } = known;
     const ran = this.#ran[direction];
     if (ran.size >= MAX_REMEMBERED) ran.clear();
     ran.add(signature);
