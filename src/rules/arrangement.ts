@@ -234,6 +234,8 @@ export function arrangementCandidates(
     const launches = order === "wh"
       ? [...pass("w", outH, order), ...pass("h", inW, order)]
       : [...pass("h", outW, order), ...pass("w", inH, order)];
+    // One pass (a dimension unchanged) is the same launch in either order.
+    if (order === "hw" && launches.length < 2) break;
     const loses = launches.some((launch) => launch.lost.length > 0);
     const route = loses ? null : deterministicRoute(call, generation, tbeFma, order).route;
     candidates.push({ kind: "route", launches, orderFree: true, route });

@@ -180,8 +180,8 @@ export function deterministicRouteOf(
 /**
  * How a bilinear call runs on a family whose single launch is the TBE kernel ResizeBilinearV2Grad:
  * null for that launch as it is, else a {@link LaunchPlan}: the first of the arrangements
- * (`arrangement.ts`: the single launch, the call transposed, the route W first, the route H first)
- * that loses no term (each launch checked with `losesColumns5hd`), keeps deterministic mode's word
+ * (`arrangement.ts`: the single launch, the call transposed, the route W first, the route H first;
+ * in deterministic mode the routes before the transposed launch) that loses no term (each launch checked with `losesColumns5hd`), keeps deterministic mode's word
  * when the call asks for it (no atomic order matters), and needs no API the CANN lacks. Where the
  * single launch loses terms and no arrangement avoids it, or `deviceDefects` is `"refuse"`, throws
  * {@link DeviceDefectError}; with `"allow"` the single launch runs (`"lossy"`, a `DEVICE_DEFECT`
@@ -249,8 +249,12 @@ function planLaunch(
   if (generation === "950") return null;
   const plan = ascendPlan(call, target);
   if (!plan.kernel.startsWith("ResizeBilinearV2Grad5HD")) return null;
-  const candidates = arrangementCandidates(call, generation, target.tbeFma ?? false);
-  const native = candidates[0];
+  const all = arrangementCandidates(call, generation, target.tbeFma ?? false);
+  const native = all[0];
+  // Deterministic mode tries the routes (always order-free) before the transposed launch.
+  const candidates = call.deterministic
+    ? [native, ...all.filter((a) => a.kind === "route"), all[1]]
+    : all;
   const nativeLoses = !lossFree(native);
   if (!nativeLoses && !(call.deterministic && plan.orderDependent)) return null;
   const defects = options.deviceDefects ?? "avoid";
