@@ -106,23 +106,37 @@ export class Device {
     const resolved = resolveOpenOptions(options);
     const { backend, deviceId, libDir, deterministic, cpuKernels, threads, numerics, ascend } =
       resolved;
-    const { deterministicWarnOnly } = resolved;
+    const { deterministicWarnOnly, deviceDefects } = resolved;
     const warnings = new WarningChannel(resolved.warnings);
     const warn = warnings.emit.bind(warnings);
     const cpu = (): CpuBackend =>
-      new CpuBackend(cpuKernels, { threads, numerics, ascend, deterministicWarnOnly, warn });
+      new CpuBackend(cpuKernels, {
+        threads,
+        numerics,
+        ascend,
+        deterministicWarnOnly,
+        warn,
+        deviceDefects,
+      });
     if (backend === "cpu" || numerics === "pytorch") {
       const device = new Device(cpu(), deterministic);
       device.#soc = options.soc;
       return device;
     }
     if (backend === "npu") {
-      const npu = openNpuBackend({ deviceId, libDir, deterministicWarnOnly, warnings });
+      const npu = openNpuBackend({
+        deviceId,
+        libDir,
+        deterministicWarnOnly,
+        warnings,
+        deviceDefects,
+      });
       return new Device(npu, deterministic);
     }
     let npu: ReturnType<typeof openNpuBackend>;
     try {
-      npu = openNpuBackend({ deviceId, libDir, probe: true, deterministicWarnOnly, warnings });
+      const npuOptions = { deviceId, libDir, deterministicWarnOnly, warnings, deviceDefects };
+      npu = openNpuBackend({ ...npuOptions, probe: true });
     } catch (error) {
       // "auto" falls back when there is no usable CANN or device; a broken runtime still throws.
       const reason = autoFallback(error, { libDir, deviceId: options.deviceId }, warnings);

@@ -32,9 +32,10 @@ import {
   DEFAULT_ASCEND_TARGET,
   type Numerics,
 } from "../rules/numerics.ts";
-import { type DeterministicOptions, deterministicRouteOf } from "../rules/support.ts";
+import { type DeterministicOptions, launchPlanOf } from "../rules/support.ts";
+import type { DeviceDefects } from "../rules/arrangement.ts";
 import type { WarningNotice } from "../rules/warning_codes.ts";
-import { runRouteCpu } from "./ascend/backward/route.ts";
+import { runRouteCpu, transposedArgs, transposedSizes } from "./ascend/backward/route.ts";
 import { runTbeCpu, tbeLaunchOf } from "./ascend/backward/tbe_launch.ts";
 import { gather950LaunchOf, runGather950Cpu } from "./ascend/backward/gather950.ts";
 import { forwardPlan } from "../rules/forward_device.ts";
@@ -107,6 +108,8 @@ export interface CpuBackendOptions {
   deterministicWarnOnly?: boolean;
   /** Where warnings go (the device's warnings channel, `src/warnings.ts`); default: nowhere. */
   warn?: (notice: WarningNotice) => void;
+  /** Device numerics: where a kernel loses terms, avoid (default), refuse or allow (Device.open). */
+  deviceDefects?: DeviceDefects;
 }
 
 /**
@@ -158,7 +161,11 @@ export class CpuBackend implements Backend<CpuBuffer> {
     this.numerics = options.numerics ?? "pytorch";
     this.ascend = options.ascend ?? DEFAULT_ASCEND_TARGET;
     this.deterministicWarnOnly = options.deterministicWarnOnly ?? false;
-    this.#routeOptions = { warnOnly: this.deterministicWarnOnly, warn: options.warn };
+    this.#routeOptions = {
+      warnOnly: this.deterministicWarnOnly,
+      warn: options.warn,
+      deviceDefects: options.deviceDefects ?? "avoid",
+    };
     this.#minParallel = cpuTuning.minParallelElements;
     this.#kernels = kernels === "typescript"
       ? null
@@ -266,7 +273,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
   checkSupported(params: UpsampleParams & { readonly deterministic: boolean }): void {
     if (this.numerics === "device") {
       checkAscendRules(params, this.ascend);
-      deterministicRouteOf(params, this.ascend, this.#routeOptions);
+      launchPlanOf(params, this.ascend, this.#routeOptions);
     }
     // The result must fit as any tensor does: a tiny gradOutput downsampled from a huge inputSize
     // would otherwise take minutes and gigabytes of host memory before failing.
@@ -277,9 +284,17 @@ export class CpuBackend implements Backend<CpuBuffer> {
   /** Runs the op now, or queues it (a large op with several threads, or while work is queued). */
   launch(call: UpsampleCall<CpuBuffer>): void {
     if (this.numerics === "device") {
-      // Deterministic mode where the device's kernel adds in a free order: its deterministic route.
-      const route = deterministicRouteOf(call, this.ascend, this.#routeOptions);
-      if (route !== null) return this.#runInOrder(() => runRouteCpu(kernelArgs(call), route));
+      // The deterministic route, or an arrangement avoiding the kernel's column loss, as the NPU
+      // runs them (launchPlanOf); "lossy" runs the kernel below, which loses the same columns.
+      const arranged = launchPlanOf(call, this.ascend, this.#routeOptions);
+      if (arranged?.kind === "route") {
+        const route = arranged.route;
+        return this.#runInOrder(() => runRouteCpu(kernelArgs(call), route));
+      }
+      if (arranged?.kind === "transposed") {
+        const launch = tbeLaunchOf(transposedSizes(call), this.ascend);
+        return this.#runInOrder(() => runTbeCpu(transposedArgs(kernelArgs(call)), launch));
+      }
       // The TBE ResizeBilinearV2Grad and the 950's gathers: their own arithmetic and order.
       const plan = ascendPlan(call, this.ascend);
       const deviceCall = call;
