@@ -1,17 +1,22 @@
 /**
- * `deno task bench:compare`: PyTorch (CPU, aten backward ops called directly) against this
- * library's CPU backend (WebAssembly SIMD kernels), each at one thread and at one thread per core
- * (PyTorch) / its default (ours), on the shape suite, alternating calls (large cases) or call
- * batches (tiny), medians after warm-up rounds; scaling per case; then effective bandwidth against
- * a memory copy measured in the same run, and the memory probes. Then the forward ops
- * (`FORWARD_CASES`: `upsampleNearestExact{1,2}d`, `upsampleBilinear2d` against PyTorch's
- * `_upsample_nearest_exact{1,2}d` / `upsample_bilinear2d`, the ops `interpolate` dispatches to),
- * measured the same way in the same run, in a table of their own. Without PyTorch it says so,
- * reports ours only, and exits 0.
+ * `deno task bench:compare`: PyTorch (CPU, aten ops called directly) against this library's CPU
+ * backend (WebAssembly SIMD kernels), each at one thread and at one thread per core (PyTorch) / its
+ * default (ours), on the shape suite (the backward ops, then the forward ops: `FORWARD_CASES`,
+ * against `_upsample_nearest_exact{1,2}d` / `upsample_bilinear2d`, what `interpolate` dispatches
+ * to), each side timed two ways in the same alternating rounds:
+ * - compute: both write into a result allocated once (PyTorch's out= overloads, ours with `out`);
+ *   the PASS/FAIL lines judge this;
+ * - allocating: each call allocates its result (PyTorch's functional op; ours without `out`). The
+ *   two ratios differ where PyTorch's result is over 32 MB: glibc serves it with fresh pages on
+ *   every call (its largest mmap threshold), and the kernel faults them in, 4 KiB at a time, while
+ *   ours reuses the blocks of its WebAssembly memory. Both are printed side by side with the reason.
+ * Then scaling per case, effective bandwidth against a memory copy timed in the same rounds, the
+ * memory probes and the targets. Without PyTorch it says so, reports ours only, and exits 0.
  *
- *     deno task bench:compare [--only backward|forward]
+ *     deno task bench:compare [--only backward|forward] [--rounds N]
  *
- * `--only` measures one of the two suites (the memory probes run with the backward).
+ * `--only` measures one of the two suites (the memory probes run with the backward); `--rounds`
+ * (default 21) shortens a run on a busy machine.
  *
  * @module
  */
@@ -30,11 +35,11 @@ import {
   runCase,
 } from "./cases.ts";
 import {
-  forwardTargets,
+  allocationNotes,
+  allocationTable,
+  computeTable,
   machineText,
   type Row,
-  summaryTable,
-  table,
   targets,
 } from "./compare_report.ts";
 import { coreScaling } from "./cores_probe.ts";
@@ -83,8 +88,9 @@ function copyOnceMs(): number {
 }
 
 /**
- * Our side: `calls` calls of op + `await device.synchronize()`, each allocating its result and
- * disposing it (as PyTorch allocates and frees its own); with `out`, writing into it instead.
+ * Our side: `calls` calls of op + `await device.synchronize()`; allocating (`out` undefined): each
+ * call allocates its result and disposes it (as PyTorch's functional op allocates and frees its
+ * own); compute: each writes into `out`.
  */
 async function ours(
   device: Device,
@@ -93,7 +99,7 @@ async function ours(
   calls: number,
   out?: Tensor,
 ): Promise<number[]> {
-  const plans = out === undefined ? planCounts.get(device) : undefined;
+  const plans = out !== undefined ? planCounts.get(device) : undefined;
   const backend = plans ? (deviceInternals(device).backend() as unknown as CpuBackend) : null;
   const once = async (): Promise<void> => {
     const result = runCase(grad, c, out);
@@ -105,50 +111,65 @@ async function ours(
     await device.synchronize();
     if (result !== out) result.dispose();
   };
+  const cpu = out !== undefined ? cpuTimes.get(device) : undefined;
   if (!c.large) {
     const start = performance.now();
-    const cpu = process.cpuUsage();
+    const used0 = process.cpuUsage();
     for (let i = 0; i < calls; i++) await once();
-    const used = process.cpuUsage(cpu);
-    cpuTimes.get(device)?.push((used.user + used.system) / 1000 / calls);
+    const used = process.cpuUsage(used0);
+    cpu?.push((used.user + used.system) / 1000 / calls);
     return [(performance.now() - start) / calls];
   }
   const times: number[] = [];
   for (let i = 0; i < calls; i++) {
     const start = performance.now();
-    const cpu = process.cpuUsage();
+    const used0 = process.cpuUsage();
     await once();
     times.push(performance.now() - start);
-    const used = process.cpuUsage(cpu);
-    cpuTimes.get(device)?.push((used.user + used.system) / 1000);
+    const used = process.cpuUsage(used0);
+    cpu?.push((used.user + used.system) / 1000);
   }
   return times;
 }
 
 /**
- * CPU time of the process per call (all its threads; tiny cases: per batch / calls), per device,
- * for the current case: the work a call costs whatever the machine's load, so (one-thread CPU ms) /
- * (default CPU ms) says how much extra work the threads add, which bounds their speed-up on idle
- * cores, and compares tiny calls where wall times are noisy.
+ * CPU time of the process per compute call (all its threads; tiny cases: per batch / calls), per
+ * device, for the current case: the work a call costs whatever the machine's load, so (one-thread
+ * CPU ms) / (default CPU ms) says how much extra work the threads add.
  */
 const cpuTimes = new Map<Device, number[]>();
 
-/** How many calls of the default device's current case ran on how many workers (0: here). */
+/** How many compute calls of the default device's current case ran on how many threads (0: alone). */
 const planCounts = new Map<Device, Map<number, number>>();
 
-/** "2 workers" or "calling thread", with the share of calls when the plan varied. */
+/** "2 threads" or "calling thread", with the share of calls when the plan varied. */
 function planText(counts: ReadonlyMap<number, number>): string {
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
-  const name = (w: number): string => (w === 0 ? "calling thread" : `${w} workers`);
+  const name = (w: number): string => (w === 0 ? "calling thread" : `${w} threads`);
   const sorted = [...counts].sort((a, b) => b[1] - a[1]);
   if (sorted.length === 1) return name(sorted[0][0]);
   return sorted.map(([w, n]) => `${name(w)} ${((100 * n) / total).toFixed(0)}%`).join(", ");
 }
 
-async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
+/** The sides timed in each round: PyTorch and ours, one thread and default, compute and allocating. */
+const SIDES = [
+  "torchOneOut",
+  "oursOneOut",
+  "torchOneAlloc",
+  "oursOneAlloc",
+  "copy",
+  "torchAllOut",
+  "oursAllOut",
+  "torchAllAlloc",
+  "oursAllAlloc",
+] as const;
+type Side = typeof SIDES[number];
+
+async function measure(sides: Sides, c: BenchCase, dtype: DType, rounds: number): Promise<Row> {
   using gradOne = makeGrad(sides.one, c, dtype);
   using gradAll = makeGrad(sides.all, c, dtype);
-  using out = sides.all.zeros(resultShape(c), { dtype });
+  using outOne = sides.one.zeros(resultShape(c), { dtype });
+  using outAll = sides.all.zeros(resultShape(c), { dtype });
   let torchNote = sides.torchOne === null ? "n/a (no PyTorch)" : "";
   for (const peer of [sides.torchOne, sides.torchAll]) {
     const failure = peer === null || torchNote !== "" ? null : await peer.setup(c, dtype);
@@ -157,32 +178,30 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
     }
   }
   const torchOn = torchNote === "";
-  const { rounds, warmup, calls } = c.large ? LARGE : TINY;
+  const { warmup, calls } = c.large ? LARGE : TINY;
   cpuTimes.set(sides.one, []);
   cpuTimes.set(sides.all, []);
   const plans = new Map<number, number>();
   planCounts.set(sides.all, plans);
-  const sideNames = ["torchOne", "oursOne", "copy", "torchAll", "oursAll", "oursOut"] as const;
-  const times: Record<typeof sideNames[number], number[]> = {
-    torchOne: [],
-    torchAll: [],
-    oursOne: [],
-    oursAll: [],
-    oursOut: [],
-    copy: [],
-  };
+  const times = Object.fromEntries(SIDES.map((side) => [side, [] as number[]])) as Record<
+    Side,
+    number[]
+  >;
   for (let round = 0; round < warmup + rounds; round++) {
     // Alternate the order, so no side always runs on a cache another just filled; the copy runs in
     // the same rounds, so its bandwidth sees the same phases of this shared VM.
-    const order = round % 2 === 0 ? sideNames : [...sideNames].reverse();
+    const order = round % 2 === 0 ? SIDES : [...SIDES].reverse();
     for (const side of order) {
       let t: number[] = [];
-      if (side === "torchOne" && torchOn) t = await sides.torchOne!.run(calls, !c.large);
-      else if (side === "torchAll" && torchOn) t = await sides.torchAll!.run(calls, !c.large);
-      else if (side === "oursOne") t = await ours(sides.one, gradOne, c, calls);
-      else if (side === "oursAll") t = await ours(sides.all, gradAll, c, calls);
-      else if (side === "oursOut") t = await ours(sides.all, gradAll, c, calls, out);
-      else if (side === "copy" && c.large) t = [copyOnceMs()];
+      const torch = side.startsWith("torchOne") ? sides.torchOne : sides.torchAll;
+      const out = side.endsWith("Out");
+      if (side.startsWith("torch")) {
+        if (torchOn) t = await torch!.run(calls, !c.large, out);
+      } else if (side.startsWith("oursOne")) {
+        t = await ours(sides.one, gradOne, c, calls, out ? outOne : undefined);
+      } else if (side.startsWith("oursAll")) {
+        t = await ours(sides.all, gradAll, c, calls, out ? outAll : undefined);
+      } else if (c.large) t = [copyOnceMs()];
       if (round >= warmup) times[side].push(...t);
       else {
         cpuTimes.forEach((list) => (list.length = 0));
@@ -190,25 +209,35 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType): Promise<Row> {
       }
     }
   }
-  const cpuOne = cpuTimes.get(sides.one)!, cpuAll = cpuTimes.get(sides.all)!;
+  const med = (side: Side): number | null => (times[side].length > 0 ? median(times[side]) : null);
+  const paired = (a: Side, b: Side): number | null =>
+    times[a].length > 0 && times[b].length > 0 ? pairedRatio(times[a], times[b]) : null;
   return {
     c,
     dtype,
-    torchOneMs: torchOn ? median(times.torchOne) : null,
-    torchAllMs: torchOn ? median(times.torchAll) : null,
     torchNote,
-    oursOneMs: median(times.oursOne),
-    oursAllMs: median(times.oursAll),
-    oursOutMs: median(times.oursOut),
-    oursOneCpuMs: median(cpuOne),
-    oursAllCpuMs: median(cpuAll),
+    ms: {
+      torchOneOut: med("torchOneOut"),
+      torchOneAlloc: med("torchOneAlloc"),
+      torchAllOut: med("torchAllOut"),
+      torchAllAlloc: med("torchAllAlloc"),
+      oursOneOut: med("oursOneOut")!,
+      oursOneAlloc: med("oursOneAlloc")!,
+      oursAllOut: med("oursAllOut")!,
+      oursAllAlloc: med("oursAllAlloc")!,
+    },
+    oursOneCpuMs: median(cpuTimes.get(sides.one)!),
+    oursAllCpuMs: median(cpuTimes.get(sides.all)!),
     copyGBs: c.large ? (2 * COPY_BYTES) / (median(times.copy) * 1e-3) / 1e9 : null,
     plan: planText(plans),
     paired: {
-      torchOverOursOne: torchOn ? pairedRatio(times.torchOne, times.oursOne) : null,
-      torchOverOursAll: torchOn ? pairedRatio(times.torchAll, times.oursAll) : null,
-      oursScaling: pairedRatio(times.oursOne, times.oursAll),
-      torchScaling: torchOn ? pairedRatio(times.torchOne, times.torchAll) : null,
+      computeOne: paired("torchOneOut", "oursOneOut"),
+      computeAll: paired("torchAllOut", "oursAllOut"),
+      allocOne: paired("torchOneAlloc", "oursOneAlloc"),
+      allocAll: paired("torchAllAlloc", "oursAllAlloc"),
+      oursScaling: paired("oursOneOut", "oursAllOut")!,
+      oursAllocScaling: paired("oursOneAlloc", "oursAllAlloc")!,
+      torchScaling: paired("torchOneOut", "torchAllOut"),
     },
   };
 }
@@ -218,11 +247,16 @@ function pairedRatio(a: readonly number[], b: readonly number[]): number {
   return median(a.map((x, i) => x / b[i]));
 }
 
+/** The value of `--name value` or `--name=value`, if given. */
+function flag(name: string): string | undefined {
+  const at = Deno.args.indexOf(`--${name}`);
+  if (at >= 0) return Deno.args[at + 1];
+  return Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
 /** Which suites to measure: `--only backward` or `--only forward` (default both). */
 function suites(): { backward: boolean; forward: boolean } {
-  const at = Deno.args.indexOf("--only");
-  const only = at >= 0 ? Deno.args[at + 1] : Deno.args.find((a) => a.startsWith("--only="))
-    ?.slice(7);
+  const only = flag("only");
   if (only === undefined) return { backward: true, forward: true };
   if (only !== "backward" && only !== "forward") {
     throw new TypeError(`--only must be "backward" or "forward", got ${JSON.stringify(only)}`);
@@ -233,6 +267,10 @@ function suites(): { backward: boolean; forward: boolean } {
 async function main(): Promise<void> {
   const started = performance.now();
   const which = suites();
+  const rounds = Number(flag("rounds") ?? LARGE.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1) {
+    throw new TypeError(`--rounds must be a positive integer, got ${flag("rounds")}`);
+  }
   const threads = navigator.hardwareConcurrency;
   const one = await TorchPeer.start(1);
   // One thread per core is upstream PyTorch's default (Debian's build starts at one thread).
@@ -247,7 +285,7 @@ async function main(): Promise<void> {
       `PyTorch not available (${one.reason}): reporting this library only (PyTorch n/a).`,
     );
   }
-  // Before the cases, on an idle machine: what N threads of plain C gain here.
+  // Before the cases: what N threads of plain C gain here.
   const machine = await coreScaling(threads);
   console.log(machineText(machine));
   const sides: Sides = {
@@ -261,11 +299,11 @@ async function main(): Promise<void> {
   try {
     for (const c of cases) {
       for (const dtype of caseDtypes(c)) {
-        const row = await measure(sides, c, dtype);
+        const row = await measure(sides, c, dtype, rounds);
         rows.push(row);
         console.error(
-          `  measured ${c.id} ${dtype}: ours ${formatMs(row.oursOneMs)} (1t), ` +
-            `${formatMs(row.oursAllMs)} (${threads}t) (ms unless µs)`,
+          `  measured ${c.id} ${dtype}: ours ${formatMs(row.ms.oursOneOut)} (1t), ` +
+            `${formatMs(row.ms.oursAllOut)} (${threads}t) (ms unless µs, into out)`,
         );
       }
     }
@@ -278,43 +316,46 @@ async function main(): Promise<void> {
   // The copy was timed in every round of every large case; its range shows how much the VM moved.
   const copies = rows.flatMap((r) => (r.copyGBs === null ? [] : [r.copyGBs]));
   console.log(
-    `\nmemory copy (Float32Array.prototype.set, 128 MiB, read + write counted), median per case: ` +
-      `${Math.min(...copies).toFixed(2)}-${Math.max(...copies).toFixed(2)} GB/s\n`,
+    `\nmemory copy (Float32Array.prototype.set, 128 MiB, read + write counted, one thread), ` +
+      `median per case: ${Math.min(...copies).toFixed(2)}-${
+        Math.max(...copies).toFixed(2)
+      } GB/s; ` +
+      `at ${threads} threads: x ${machine?.copy.toFixed(2) ?? "n/a"} (bench/cores.c)\n`,
   );
   const backwardRows = rows.filter((r) => !r.c.forward);
   const forwardRows = rows.filter((r) => r.c.forward);
-  if (backwardRows.length > 0) {
-    console.log(table(backwardRows, threads));
-    console.log();
-    console.log(summaryTable(backwardRows, threads));
-  }
-  if (forwardRows.length > 0) {
+  for (
+    const [name, part] of [["Backward ops", backwardRows], ["Forward ops", forwardRows]] as const
+  ) {
+    if (part.length === 0) continue;
     console.log(
-      `\nForward ops (PyTorch: aten _upsample_nearest_exact{1,2}d / upsample_bilinear2d, ` +
-        `explicit sizes and scales; 1.13 has no float16 forward kernel and no bfloat16 ` +
-        `nearest-exact, so those dtypes are not measured):\n`,
+      `\n${name}${
+        name === "Forward ops" ? FORWARD_NOTE : ""
+      }, compute (both sides write into a preallocated result):\n`,
     );
-    console.log(table(forwardRows, threads));
-    console.log();
-    console.log(summaryTable(forwardRows, threads));
+    console.log(computeTable(part, threads, machine));
+    console.log(
+      `\n${name}, compute against allocating (each side allocates its result per call):\n`,
+    );
+    console.log(allocationTable(part, threads));
+    for (const line of allocationNotes(part)) console.log(line);
   }
   console.log(
-    `\nms: median of ${LARGE.rounds} rounds of one call per side, alternating, after ` +
-      `${LARGE.warmup} warm-up rounds (tiny: per-call mean of ${TINY.calls} calls per round, ` +
-      `${TINY.rounds} rounds); the result is allocated and freed ` +
-      `per call on both sides, except "out=" (writes into a preallocated tensor); 1t: one ` +
-      `thread each; ${threads}t: PyTorch at ${threads} threads, ours at its default ` +
-      `(${threads} threads); ratios (PyTorch/ours, scaling = 1t / ${threads}t): the median of the ` +
-      `per-round ratios of the two sides' times; CPU ms: process CPU time per call ` +
-      `(all threads; includes the out= calls at ${threads}t), the work whatever the load; GB/s: (gradOutput + gradInput ` +
-      `bytes; forward: input + output bytes) / "ours ${threads}t ms"; % of copy: against the ` +
-      `copy timed in the same rounds.`,
+    `\nms: median of ${rounds} rounds of one call per side, alternating (the order reversed every ` +
+      `other round), after ${LARGE.warmup} warm-up rounds (tiny: per-call mean of ${TINY.calls} ` +
+      `calls per round); compute: PyTorch's out= overload (torch.ops.aten.<op>.out / ` +
+      `<op>_backward.grad_input) and ours with \`out\`, both into a result allocated once; ` +
+      `allocating: PyTorch's functional op and ours without \`out\` (the result freed per call); ` +
+      `1t: one thread each; ${threads}t: PyTorch at ${threads} threads, ours at its default ` +
+      `(${threads} threads); ratios: PyTorch/ours (> 1: ours faster) and scaling (1t / ${threads}t), ` +
+      `each the median of the per-round ratios; GB/s: (operand + result bytes) / time; % of copy: ` +
+      `against the copy timed in the same rounds (one thread), at ${threads}t times the copy's ` +
+      `own scaling (bench/cores.c); CPU ms: process CPU time per compute call (all threads).`,
   );
   const memory = which.backward ? await memoryReport() : null;
   if (memory !== null) console.log(`\n${memory.lines.join("\n")}\n`);
-  if (backwardRows.length > 0) {
-    for (const line of targets(backwardRows, threads, machine)) console.log(line);
-  }
+  console.log();
+  for (const line of targets(rows, threads, machine)) console.log(line);
   for (const [backend, ratio] of Object.entries(memory?.peakRatio ?? {})) {
     console.log(
       `peak RSS <= 1.5x of data + baseline (${backend}): ${ratio <= 1.5 ? "PASS" : "FAIL"}`,
@@ -331,15 +372,16 @@ async function main(): Promise<void> {
         } KiB)`,
     );
   }
-  if (forwardRows.length > 0) {
-    console.log();
-    for (const line of forwardTargets(forwardRows, threads)) console.log(line);
-  }
   console.log(
     `total time ${((performance.now() - started) / 1000).toFixed(0)} s; load average after: ` +
       `${await loadAverage()}`,
   );
 }
+
+/** What the forward rows leave out. */
+const FORWARD_NOTE = ` (PyTorch: aten _upsample_nearest_exact{1,2}d / upsample_bilinear2d, ` +
+  `explicit sizes and scales; 1.13 has no float16 forward kernel and no bfloat16 nearest-exact, ` +
+  `so those dtypes are not measured)`;
 
 /** The 1, 5 and 15 minute load averages (`/proc/loadavg`, read by a child: Deno needs --allow-all). */
 async function loadAverage(): Promise<string> {

@@ -11,9 +11,13 @@ Requests:
   {"cmd": "setup", "case": {...}, "dtype": "float32"}  -> {"ok": true} | {"ok": false, "reason": ...}
   {"cmd": "run", "calls": k}                            -> {"ok": true, "ms": [per-call ms, ...]}
   {"cmd": "run", "calls": k, "batch": true}             -> {"ok": true, "ms": [mean ms over k calls]}
+  {"cmd": "run", "calls": k, "out": true}               -> the same, writing into a preallocated result
   {"cmd": "quit"}
-Only the aten op is timed (explicit output_size, input_size and scales); its result is dropped
-inside the timed region, as the Deno side disposes its result. A case with "forward": true times the
+Only the aten op is timed (explicit output_size, input_size and scales). Allocating (the default):
+the functional op, which allocates its result; the result is dropped inside the timed region, as
+the Deno side disposes its result. Compute ("out": true): the op's out= overload
+(`torch.ops.aten.<op>.out(..., out=y)`, the backwards' `.grad_input(..., grad_input=g)`) into one
+result allocated at setup, as the Deno side's `out`. A case with "forward": true times the
 forward op instead (`_upsample_nearest_exact{1,2}d`, `upsample_bilinear2d`: what
 `torch.nn.functional.interpolate(x, size=..., mode=...)` dispatches to, called directly) on an input
 of shape inputSize.
@@ -52,25 +56,35 @@ def aten_op(name):
 
 
 def make_forward_call(case, dtype):
+    """(allocating call, out= call) of a forward case."""
     import torch
 
     out_size = list(case["outputSize"])
     gen = torch.Generator().manual_seed(12345)
-    x = (torch.rand(list(case["inputSize"]), generator=gen) * 2 - 1).to(getattr(torch, dtype))
+    kind = getattr(torch, dtype)
+    x = (torch.rand(list(case["inputSize"]), generator=gen) * 2 - 1).to(kind)
+    y = torch.empty(list(case["inputSize"][:2]) + out_size, dtype=kind)
     scales = [s if s > 0 else None for s in case["scales"]]
     op = case["op"]
     if op == "nearestExact1d":
         f = aten_op("_upsample_nearest_exact1d")
-        return lambda: f(x, out_size, scales[0])
+        return (lambda: f(x, out_size, scales[0]), lambda: f.out(x, out_size, scales[0], out=y))
     if op == "nearestExact2d":
         f = aten_op("_upsample_nearest_exact2d")
-        return lambda: f(x, out_size, scales[0], scales[1])
+        return (
+            lambda: f(x, out_size, scales[0], scales[1]),
+            lambda: f.out(x, out_size, scales[0], scales[1], out=y),
+        )
     f = aten_op("upsample_bilinear2d")
     align = bool(case["alignCorners"])
-    return lambda: f(x, out_size, align, scales[0], scales[1])
+    return (
+        lambda: f(x, out_size, align, scales[0], scales[1]),
+        lambda: f.out(x, out_size, align, scales[0], scales[1], out=y),
+    )
 
 
 def make_call(case, dtype):
+    """(allocating call, out= call) of a case."""
     import torch
 
     if case.get("forward"):
@@ -79,18 +93,29 @@ def make_call(case, dtype):
     out_size = list(case["outputSize"])
     in_size = list(case["inputSize"])
     gen = torch.Generator().manual_seed(12345)
-    grad = (torch.rand([n, c] + out_size, generator=gen) * 2 - 1).to(getattr(torch, dtype))
+    kind = getattr(torch, dtype)
+    grad = (torch.rand([n, c] + out_size, generator=gen) * 2 - 1).to(kind)
+    g = torch.empty(in_size, dtype=kind)
     scales = [s if s > 0 else None for s in case["scales"]]
     op = case["op"]
     if op == "nearestExact1d":
         f = aten_op("_upsample_nearest_exact1d_backward")
-        return lambda: f(grad, out_size, in_size, scales[0])
+        return (
+            lambda: f(grad, out_size, in_size, scales[0]),
+            lambda: f.grad_input(grad, out_size, in_size, scales[0], grad_input=g),
+        )
     if op == "nearestExact2d":
         f = aten_op("_upsample_nearest_exact2d_backward")
-        return lambda: f(grad, out_size, in_size, scales[0], scales[1])
+        return (
+            lambda: f(grad, out_size, in_size, scales[0], scales[1]),
+            lambda: f.grad_input(grad, out_size, in_size, scales[0], scales[1], grad_input=g),
+        )
     f = aten_op("upsample_bilinear2d_backward")
     align = bool(case["alignCorners"])
-    return lambda: f(grad, out_size, in_size, align, scales[0], scales[1])
+    return (
+        lambda: f(grad, out_size, in_size, align, scales[0], scales[1]),
+        lambda: f.grad_input(grad, out_size, in_size, align, scales[0], scales[1], grad_input=g),
+    )
 
 
 def main():
@@ -123,7 +148,8 @@ def main():
             call = None
             try:
                 candidate = make_call(request["case"], request["dtype"])
-                candidate()  # also checks that the dtype is implemented
+                candidate[0]()  # also checks that the dtype is implemented
+                candidate[1]()
                 call = candidate
                 reply({"ok": True})
             except Exception as error:  # noqa: BLE001 - reported to the driver
@@ -133,16 +159,17 @@ def main():
                 reply({"ok": False, "reason": "no case set up"})
                 continue
             calls = int(request["calls"])
+            run = call[1] if request.get("out") else call[0]
             if request.get("batch"):
                 start = time.perf_counter()
                 for _ in range(calls):
-                    call()
+                    run()
                 reply({"ok": True, "ms": [(time.perf_counter() - start) * 1e3 / calls]})
             else:
                 times = []
                 for _ in range(calls):
                     start = time.perf_counter()
-                    call()
+                    run()
                     times.append((time.perf_counter() - start) * 1e3)
                 reply({"ok": True, "ms": times})
         else:

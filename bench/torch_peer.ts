@@ -88,9 +88,12 @@ export class TorchPeer {
     return reply.ok ? null : reply.reason ?? "setup failed";
   }
 
-  /** Runs `calls` calls: per-call ms, or one mean when `batch`. */
-  async run(calls: number, batch = false): Promise<number[]> {
-    const reply = await this.#request({ cmd: "run", calls, batch });
+  /**
+   * Runs `calls` calls: per-call ms, or one mean when `batch`; `out`: into a result allocated at
+   * setup (the op's out= overload), else each call allocates its result.
+   */
+  async run(calls: number, batch = false, out = false): Promise<number[]> {
+    const reply = await this.#request({ cmd: "run", calls, batch, out });
     if (!reply.ok || !reply.ms) throw new Error(`torch_bench.py: ${reply.reason}`);
     return reply.ms;
   }

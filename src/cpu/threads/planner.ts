@@ -1,31 +1,35 @@
 /**
- * How many worker threads a kernel call gets (0: it runs on the calling thread), decided per call
- * from what it costs and what this machine has given so far.
+ * How many threads a kernel call is shared by (1: the calling thread alone), decided per call from
+ * what calls of its shape took on this machine.
  *
- * The model. A call of class k (kernel and path, dtype) moving B bytes (gradOutput + result) costs
- * t1 = B * c_k on the calling thread, where c_k is the class's time per byte on one thread. On w
- * workers it costs tw = h + t1 / (1 + (w - 1) g_k), where h is the fixed cost of a hand-off (waking
- * the workers and the calling thread, ~0.1 ms here) and g_k the gain of each further worker: ~1
- * for a compute-bound kernel on idle cores, ~0 for one bound by memory bandwidth or on two logical
- * CPUs of one physical core. A call goes to the w (2 .. max) with the lowest tw when that is below
- * {@link MARGIN} t1, else it runs on the calling thread; w is also bounded by the chunks the call
- * can be cut into.
+ * The threads. A shared call is cut into chunks (`cutCall`); the calling thread and the workers
+ * take them from one counter, so each does what it can: a worker the host wakes late or slows takes
+ * fewer chunks, one that never gets a CPU takes none, and the calling thread, which needs no waking,
+ * does the rest. So a shared call costs about its one-thread time when the workers give nothing,
+ * plus the hand-off (a store and a futex wake per worker, a few µs), and less by up to the thread
+ * count when the host gives that much. What it can cost more: a worker preempted in the middle of a
+ * chunk (a busy host) makes the calling thread wait for that chunk; two threads on one physical core,
+ * or on a saturated memory bus, can each run slower than one alone.
  *
- * The model only decides until a call's own shape (class, bytes, chunks) has been timed on both
- * plans: from then on the shape goes to the workers only when the median of its worker runs is
- * below {@link MARGIN} times the median of its calling-thread runs (a training loop repeats its
- * shapes, and shapes of one class differ in ns per byte, so a class average misjudged some).
+ * The rule. A call's shape is its class (kernel path and dtype), bytes moved and the threads it can
+ * use (at most its chunks). Every shared or single call is timed (two `performance.now()`), and
+ * each shape keeps the last {@link WINDOW} times of each plan:
+ * - once both plans have been timed on the shape, it is shared when the median of its shared times
+ *   is below the median of its single times (the measured speed-up `single / shared` > 1);
+ * - before that, the shape follows its class: shared when the median of the speed-ups the class's
+ *   other shapes measured is at least 1, or, for a class not yet measured, by default (the prior
+ *   speed-up {@link PRIOR_SPEEDUP}: see above why sharing is the safe bet);
+ * - a shape runs its other plan on its second call, then every {@link EXPLORE_EARLY}th call for its
+ *   first {@link YOUNG_CALLS} calls, then every {@link EXPLORE_LATE}th, and again on the next call
+ *   whenever that run beat the plan's median, so both medians stay current and a host that becomes
+ *   busy (or idle) moves the plan within about half a window of calls (4 of {@link WINDOW}).
  *
- * The calibration is the calls themselves: every large call is timed (two `performance.now()`),
- * a call on the calling thread gives c_k, a call on w workers gives g_k = (t1 / (tw - h) - 1) /
- * (w - 1); each is the median of the class's last {@link WINDOW} observations, so one slow phase of
- * a shared VM does not flip the plan. Until a class has observations, the one-thread cost is a prior
- * measured on a 2-vCPU AMD EPYC VM (`bench:compare`) and the workers' gain is assumed to be 0: the
- * default never bets on workers this machine has not shown to pay (on that VM the second vCPU gave
- * a SIMD loop 1.01x and a copy 1.40x in one idle run, 1.77x and 1.30x in another). Nothing runs
- * before the first call or blocks it. A class tries its other plan on its second call (so the
- * workers are measured early) and then now and then ({@link EXPLORE_EARLY}, later
- * {@link EXPLORE_LATE}), so a machine that becomes idle or busy changes the plan.
+ * Nothing is measured before the first call, and nothing blocks it: the calls are the probe. On an
+ * idle host that scales, the plan shares every large call from the first; on a host where sharing
+ * loses (a busy host, SMT siblings, memory-bound kernels on a narrow bus), the shapes measured to
+ * lose run on the calling thread after their first few calls; a busy phase longer than about half a
+ * window moves a shape to the calling thread, and the first exploration after it ends (at most
+ * {@link EXPLORE_LATE} calls later) brings sharing back within a few calls.
  *
  * @module
  */
@@ -43,63 +47,54 @@ export interface CallShape {
   readonly gradPlaneBytes: number;
 }
 
-/** A worker plan must be predicted this much faster than the calling thread to be taken. */
-export const MARGIN = 0.9;
-/** Observations kept per class and plan (the median decides). */
+/** Times kept per shape and plan, and speed-ups per class (the median decides). */
 export const WINDOW = 7;
-/** Fixed cost of handing a call to the workers and getting it back, ms (measured ~0.05-0.25). */
-export const HANDOFF_MS = 0.1;
-/** A class tries its other plan every this many calls while young, then every EXPLORE_LATE. */
-export const EXPLORE_EARLY = 16;
+/** A shape runs its other plan every this many calls while young, then every EXPLORE_LATE. */
+export const EXPLORE_EARLY = 8;
 export const EXPLORE_LATE = 64;
-/** Calls of a class after which it explores at the late rate. */
-const YOUNG_CALLS = 64;
-/** Calls predicted shorter than this on one thread never try the workers (ms). */
-const EXPLORE_MIN_MS = 0.15;
+/** Calls of a shape after which it explores at the late rate. */
+export const YOUNG_CALLS = 64;
+/** The speed-up assumed for a class before any of its shapes was timed both ways. */
+export const PRIOR_SPEEDUP = 1.5;
+/** The call of a shape that first runs the other plan. */
+const FIRST_EXPLORE = 2;
+/** Shapes remembered per planner; the table is emptied when it is full. */
+const SHAPES = 64;
 
 // nearest with a width factor of 1 or 2, nearest otherwise, bilinear, down2; the forward ops:
 // nearest-exact, bilinear.
 const KINDS = 6;
-/** Prior ns per byte moved, one thread, [kind][dtype: float32, float16, bfloat16]. */
-const PRIOR_NS_PER_BYTE = [
-  [0.07, 0.16, 0.11],
-  [0.13, 0.55, 0.24],
-  [0.3, 0.55, 0.5],
-  [0.095, 0.45, 0.34],
-  [0.08, 0.1, 0.1],
-  [0.3, 0.5, 0.3],
-];
-/** Gain of each further worker before one was measured: none (see the module doc). */
-const PRIOR_GAIN = 0;
-/** The call of a class that first tries the other plan. */
-const FIRST_EXPLORE = 2;
 
 /** The plan of one call, as {@link Planner.choose} returns it. */
 export interface Choice {
-  /** Workers (0: the calling thread). */
-  workers: number;
-  /** The class's predicted one-thread time of this call, ms. */
-  t1Ms: number;
-  /** The class's index (for {@link Planner.record}). */
+  /** Threads sharing the call, the calling thread included (1: the calling thread alone). */
+  threads: number;
+  /** The class's index. */
   cls: number;
   /** The call's shape key (for {@link Planner.record}). */
   shape: string;
+  /** Whether this call runs the shape's other plan, to time it. */
+  explore: boolean;
 }
 
-/** Shapes remembered per planner; the table is emptied when it is full. */
-const SHAPES = 64;
-
-class Window {
+/** The last {@link WINDOW} values and their median. */
+export class Window {
   readonly #values: number[] = [];
   #next = 0;
+
+  /** Adds a value, dropping the oldest beyond {@link WINDOW}. */
   push(x: number): void {
     if (this.#values.length < WINDOW) this.#values.push(x);
     else this.#values[this.#next] = x;
     this.#next = (this.#next + 1) % WINDOW;
   }
+
+  /** Values held. */
   get size(): number {
     return this.#values.length;
   }
+
+  /** The median, or `fallback` when empty. */
   median(fallback: number): number {
     const n = this.#values.length;
     if (n === 0) return fallback;
@@ -108,22 +103,34 @@ class Window {
   }
 }
 
-interface ClassState {
-  readonly prior: number;
-  readonly nsPerByte: Window;
-  readonly gain: Window;
+/** One shape's own times, ms, alone and shared. */
+interface ShapeState {
+  readonly single: Window;
+  readonly shared: Window;
   calls: number;
+  /** The last exploration beat the plan: explore again on the next call. */
+  again: boolean;
 }
 
-/** One shape's own times, ms, on the calling thread and on the workers. */
-interface ShapeState {
-  readonly here: Window;
-  readonly workers: Window;
-  calls: number;
+/** The class of a call: its kernel path times dtype (3 dtypes). */
+export function callClass(call: CallShape): number {
+  const kind = call.kernel === "bilinear_forward"
+    ? 5
+    : call.kernel === "nearest_forward"
+    ? 4
+    : call.kernel === "bilinear_down2"
+    ? 3
+    : call.kernel === "bilinear_backward"
+    ? 2
+    : call.args[9] === 1 || call.args[9] === 2
+    ? 0
+    : 1;
+  return kind * 3 + call.args[0];
 }
 
 /**
- * The per-process (per-device) planner of a CPU backend with `maxWorkers` workers.
+ * The per-device planner of a CPU backend with `maxThreads` threads (the calling thread and
+ * `maxThreads - 1` workers).
  *
  * @example
  * ```ts
@@ -136,94 +143,62 @@ interface ShapeState {
  *   outPlaneBytes: 16384,
  *   gradPlaneBytes: 65536,
  * };
- * const choice = planner.choose(call, 512);
- * planner.record(choice, 5.1, 512 * 81920); // it took 5.1 ms; it moved that many bytes
+ * const choice = planner.choose(call, 8); // shared by 2 threads: the default before any timing
+ * planner.record(choice, 5.1); // it took 5.1 ms
  * ```
  */
 export class Planner {
-  /** The most workers a call may get. */
-  readonly maxWorkers: number;
-  readonly #classes: ClassState[] = [];
+  /** The most threads a call may be shared by. */
+  readonly maxThreads: number;
+  readonly #speedups: Window[] = [];
   readonly #shapes = new Map<string, ShapeState>();
-  readonly #choice: Choice = { workers: 0, t1Ms: 0, cls: 0, shape: "" };
+  readonly #choice: Choice = { threads: 1, cls: 0, shape: "", explore: false };
 
-  constructor(maxWorkers: number) {
-    this.maxWorkers = maxWorkers;
-    for (let kind = 0; kind < KINDS; kind++) {
-      for (let dtype = 0; dtype < 3; dtype++) {
-        this.#classes.push({
-          prior: PRIOR_NS_PER_BYTE[kind][dtype],
-          nsPerByte: new Window(),
-          gain: new Window(),
-          calls: 0,
-        });
-      }
-    }
+  constructor(maxThreads: number) {
+    this.maxThreads = maxThreads;
+    for (let cls = 0; cls < KINDS * 3; cls++) this.#speedups.push(new Window());
   }
 
   /**
-   * The plan of a call that can be cut into `chunks` pieces: workers (0 = calling thread), with
-   * the predicted one-thread time. Returns a shared record, valid until the next call.
+   * The plan of a call that can be cut into `chunks` pieces. Returns a shared record, valid until
+   * the next call.
    */
   choose(call: CallShape, chunks: number): Choice {
-    const kind = call.kernel === "bilinear_forward"
-      ? 5
-      : call.kernel === "nearest_forward"
-      ? 4
-      : call.kernel === "bilinear_down2"
-      ? 3
-      : call.kernel === "bilinear_backward"
-      ? 2
-      : call.args[9] === 1 || call.args[9] === 2
-      ? 0
-      : 1;
-    const cls = kind * 3 + call.args[0];
-    const state = this.#classes[cls];
+    const cls = callClass(call);
+    const most = Math.min(this.maxThreads, chunks);
     const bytes = call.planes * (call.outPlaneBytes + call.gradPlaneBytes);
-    const t1 = (bytes * state.nsPerByte.median(state.prior)) / 1e6;
-    const gain = state.gain.median(PRIOR_GAIN);
-    let best = 0, bestMs = MARGIN * t1;
-    const most = Math.min(this.maxWorkers, chunks);
-    for (let w = 2; w <= most; w++) {
-      const ms = HANDOFF_MS + t1 / (1 + (w - 1) * Math.max(0, gain));
-      if (ms < bestMs) {
-        best = w;
-        bestMs = ms;
-      }
-    }
     const key = `${cls}:${bytes}:${most}`;
     const shape = this.#shape(key);
-    if (most >= 2 && shape.here.size > 0 && shape.workers.size > 0) {
-      // Both plans timed on this very shape: they decide, not the model.
-      const faster = shape.workers.median(Infinity) < MARGIN * shape.here.median(0);
-      best = faster ? Math.max(best, 2) : 0;
-    }
-    // Now and then the other plan, so that both stay measured.
-    const period = shape.calls < YOUNG_CALLS ? EXPLORE_EARLY : EXPLORE_LATE;
+    let share: boolean;
+    if (shape.single.size > 0 && shape.shared.size > 0) {
+      share = shape.shared.median(Infinity) < shape.single.median(0);
+    } else share = this.#speedups[cls].median(PRIOR_SPEEDUP) >= 1;
     shape.calls++;
-    state.calls++;
-    const explore = shape.calls === FIRST_EXPLORE || shape.calls % period === 0;
-    if (explore && most >= 2 && t1 >= EXPLORE_MIN_MS) {
-      best = best === 0 ? most : 0;
-    }
+    const period = shape.calls <= YOUNG_CALLS ? EXPLORE_EARLY : EXPLORE_LATE;
+    const explore = most >= 2 &&
+      (shape.again || shape.calls === FIRST_EXPLORE || shape.calls % period === 0);
+    shape.again = false;
+    if (explore) share = !share;
     const choice = this.#choice;
-    choice.workers = best;
-    choice.t1Ms = t1;
+    choice.threads = share && most >= 2 ? most : 1;
     choice.cls = cls;
     choice.shape = key;
+    choice.explore = explore;
     return choice;
   }
 
-  /** Records how long a call planned by `choice` took, ms (bytes: what it moved). */
-  record(choice: Readonly<Choice>, ms: number, bytes: number): void {
-    const state = this.#classes[choice.cls];
+  /** Records how long a call planned by `choice` took, ms. */
+  record(choice: Readonly<Choice>, ms: number): void {
     const shape = this.#shapes.get(choice.shape);
-    if (shape !== undefined) (choice.workers === 0 ? shape.here : shape.workers).push(ms);
-    if (choice.workers === 0) {
-      state.nsPerByte.push((ms * 1e6) / bytes);
-    } else if (choice.workers >= 2) {
-      const speedup = choice.t1Ms / Math.max(ms - HANDOFF_MS, 1e-3);
-      state.gain.push(Math.min(1, Math.max(-1, (speedup - 1) / (choice.workers - 1))));
+    if (shape === undefined) return;
+    const own = choice.threads > 1 ? shape.shared : shape.single;
+    const other = choice.threads > 1 ? shape.single : shape.shared;
+    // An exploration faster than the plan's median: the host may have changed; look again at once,
+    // so a few calls (not a few explorations) move the plan.
+    if (choice.explore && other.size > 0 && ms < other.median(0)) shape.again = true;
+    own.push(ms);
+    if (shape.single.size > 0 && shape.shared.size > 0) {
+      this.#speedups[choice.cls].push(shape.single.median(0) / shape.shared.median(Infinity));
     }
   }
 
@@ -231,19 +206,18 @@ export class Planner {
     let shape = this.#shapes.get(key);
     if (shape === undefined) {
       if (this.#shapes.size >= SHAPES) this.#shapes.clear();
-      shape = { here: new Window(), workers: new Window(), calls: 0 };
+      shape = { single: new Window(), shared: new Window(), calls: 0, again: false };
       this.#shapes.set(key, shape);
     }
     return shape;
   }
 
-  /** The class's current one-thread ns per byte and per-worker gain (for reports and tests). */
-  estimate(cls: number): { nsPerByte: number; gain: number; observed: number } {
-    const state = this.#classes[cls];
-    return {
-      nsPerByte: state.nsPerByte.median(state.prior),
-      gain: state.gain.median(PRIOR_GAIN),
-      observed: state.nsPerByte.size + state.gain.size,
-    };
+  /**
+   * A class's measured speed-up from sharing (median of its shapes' `single / shared`; the prior
+   * when none was measured) and how many were recorded (for reports and tests).
+   */
+  estimate(cls: number): { speedup: number; observed: number } {
+    const window = this.#speedups[cls];
+    return { speedup: window.median(PRIOR_SPEEDUP), observed: window.size };
   }
 }

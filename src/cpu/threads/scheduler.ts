@@ -1,7 +1,8 @@
 /**
  * Runs prepared kernel calls of a CPU device with several threads: each call on the calling thread
- * or on worker threads, as the {@link Planner} decides from its cost, cut into chunks of whole
- * four-plane groups and, when there are fewer groups than chunks wanted, into bands of rows.
+ * alone or shared by the calling thread and the workers, as the {@link Planner} decides from what
+ * the call's shape took, cut into chunks of whole four-plane groups and, when there are fewer
+ * groups than chunks wanted, into bands of rows.
  *
  * @module
  */
@@ -11,8 +12,8 @@ import { type PreparedCall, runPrepared } from "../wasm/launch_backward.ts";
 import { Planner } from "./planner.ts";
 import { KernelPool } from "./pool.ts";
 
-/** Chunks per worker and job: a worker the machine slows down takes fewer. */
-const CHUNKS_PER_WORKER = 4;
+/** Chunks per thread and job: a thread the machine slows down (or wakes late) takes fewer. */
+const CHUNKS_PER_THREAD = 8;
 
 /** How a call was cut: planes per chunk and bands of rows per chunk. */
 export interface Cut {
@@ -22,8 +23,8 @@ export interface Cut {
 }
 
 /**
- * The cut of a call with `planes` planes and `rows` rows for `workers` workers: whole four-plane
- * groups, about {@link CHUNKS_PER_WORKER} chunks per worker; with fewer groups than that, each
+ * The cut of a call with `planes` planes and `rows` rows for `threads` threads: whole four-plane
+ * groups, about {@link CHUNKS_PER_THREAD} chunks per thread; with fewer groups than that, each
  * group is cut into bands of rows (when `bandable`), at most one row each.
  *
  * @example
@@ -32,8 +33,8 @@ export interface Cut {
  * cutCall(2, 70, true, 2); // { chunkPlanes: 4, bands: 8, chunks: 8 }
  * ```
  */
-export function cutCall(planes: number, rows: number, bandable: boolean, workers: number): Cut {
-  const groups = Math.ceil(planes / 4), wanted = workers * CHUNKS_PER_WORKER;
+export function cutCall(planes: number, rows: number, bandable: boolean, threads: number): Cut {
+  const groups = Math.ceil(planes / 4), wanted = threads * CHUNKS_PER_THREAD;
   const chunkPlanes = 4 * Math.max(1, Math.ceil(groups / wanted));
   const planeChunks = Math.ceil(planes / chunkPlanes);
   const bands = bandable && planeChunks < wanted
@@ -43,7 +44,8 @@ export function cutCall(planes: number, rows: number, bandable: boolean, workers
 }
 
 /**
- * The thread plan of one device: a lazily started {@link KernelPool} and a {@link Planner}.
+ * The thread plan of one device: a lazily started {@link KernelPool} of `threads - 1` workers and a
+ * {@link Planner}.
  *
  * @example
  * ```ts ignore
@@ -58,22 +60,23 @@ export class KernelScheduler {
   readonly #kernels: WasmKernels;
   readonly #pool: KernelPool;
   readonly #force: boolean;
-  /** Workers the last call was given (0: the calling thread). */
-  lastWorkers = 0;
+  /** Threads the last call was shared by (1: the calling thread alone). */
+  lastThreads = 1;
 
   private constructor(kernels: WasmKernels, pool: KernelPool, force: boolean) {
     this.#kernels = kernels;
     this.#pool = pool;
     this.#force = force;
-    this.planner = new Planner(pool.size);
+    this.planner = new Planner(pool.size + 1);
   }
 
   /**
-   * A scheduler for `threads` workers, or null when the memory cannot hold their stacks. `force`:
-   * every call to all the workers it can use (tests).
+   * A scheduler for `threads` threads (the calling thread and `threads - 1` workers), or null when
+   * the memory cannot hold the workers' stacks. `force`: every call shared by all the threads it can
+   * use (tests).
    */
   static create(kernels: WasmKernels, threads: number, force: boolean): KernelScheduler | null {
-    const pool = KernelPool.create(kernels, threads);
+    const pool = KernelPool.create(kernels, Math.max(1, threads - 1));
     return pool === null ? null : new KernelScheduler(kernels, pool, force);
   }
 
@@ -85,32 +88,50 @@ export class KernelScheduler {
     return this.#pool.size;
   }
 
+  /** Threads the last call was shared by, 0 when the calling thread ran it alone (benchmarks). */
+  get lastWorkers(): number {
+    return this.lastThreads > 1 ? this.lastThreads : 0;
+  }
+
+  /** Chunks the calling thread ran in the last shared call (reports and tests). */
+  get lastHere(): number {
+    return this.#pool.lastHere;
+  }
+
   /** Whether a worker died (calls must then run elsewhere). */
   get broken(): boolean {
     return this.#pool.broken;
   }
 
   /**
-   * Runs `ready` on the calling thread (returns undefined; a kernel error throws) or starts it on
-   * the workers (returns a promise that settles when they are done; it rejects when a worker died).
+   * Runs `ready` alone or shared: returns undefined when it is done (a kernel error on the calling
+   * thread alone throws), or a promise that settles when the workers' last chunks are (it rejects
+   * when a kernel failed in a shared call or a worker died; the caller then runs it alone).
    */
   run(ready: PreparedCall): Promise<void> | undefined {
-    const size = this.#pool.size;
-    const most = cutCall(ready.planes, ready.rows, ready.bandable, size).chunks;
-    const bytes = ready.planes * (ready.outPlaneBytes + ready.gradPlaneBytes);
+    const threads = this.#pool.size + 1;
+    const most = cutCall(ready.planes, ready.rows, ready.bandable, threads).chunks;
     const choice = this.planner.choose(ready, most);
-    const workers = this.#force ? Math.min(size, most) : choice.workers;
-    this.lastWorkers = workers;
+    let share = this.#force ? Math.min(threads, most) : choice.threads;
+    // A worker still leaving the last job (preempted as it ended): this call runs alone.
+    if (share > 1 && !this.#pool.ready) share = 1;
+    this.lastThreads = share;
     const start = performance.now();
-    if (workers === 0) {
+    if (share <= 1) {
       runPrepared(this.#kernels, ready);
-      this.planner.record(choice, performance.now() - start, bytes);
+      if (choice.threads <= 1) this.planner.record(choice, performance.now() - start);
       return undefined;
     }
-    const cut = cutCall(ready.planes, ready.rows, ready.bandable, workers);
-    const planned = { workers, t1Ms: choice.t1Ms, cls: choice.cls, shape: choice.shape };
-    return this.#pool.run({ ...ready, ...cut, workers }).then(() => {
-      this.planner.record(planned, performance.now() - start, bytes);
+    const cut = cutCall(ready.planes, ready.rows, ready.bandable, share);
+    const pending = this.#pool.run({ ...ready, ...cut, workers: share - 1 });
+    const planned = share === choice.threads;
+    if (pending === undefined) {
+      if (planned) this.planner.record(choice, performance.now() - start);
+      return undefined;
+    }
+    const recorded = { ...choice };
+    return pending.then(() => {
+      if (planned) this.planner.record(recorded, performance.now() - start);
     });
   }
 

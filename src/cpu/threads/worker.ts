@@ -5,32 +5,42 @@
  * (a JSR install works with no read permission) and no permission beyond the caller's.
  *
  * A worker instantiates the kernels on the device's shared memory with a stack of its own, then
- * waits on its sequence word. A job (see pool.ts) is a kernel export and its arguments in the
- * control block; its planes are cut into chunks of whole four-plane groups and, when there are
- * fewer groups than workers, each chunk into bands of rows (the kernels' last two arguments): the
- * workers take chunks in turn from a shared counter. Every element is computed by one chunk, with
- * the operations of a one-thread call in the same order, so results are the same bits.
+ * waits on its state word. A job (see pool.ts) is a kernel export and its arguments in the control
+ * block; its planes are cut into chunks of whole four-plane groups and, when there are fewer groups
+ * than chunks wanted, each chunk into bands of rows (the kernels' last two arguments): the calling
+ * thread and the workers take chunks in turn from a shared counter (`takeChunks`). Every element is
+ * computed by one chunk, with the operations of a one-thread call in the same order, so results
+ * are the same bits.
  *
- * The calling thread wakes worker 0 only, and worker i wakes workers 2i + 1 and 2i + 2 before it
- * computes: woken by the calling thread, the second of two workers started ~1.2-1.9 ms late (after
- * 20 ms idle; 0.16-0.26 ms woken by the first worker), queued behind the calling thread as it
- * returned to its event loop (measured). The last worker to finish wakes the calling thread's
- * `Atomics.waitAsync`.
+ * Asked to join job J (its state word set to J), a worker swaps the word to -J, so the calling
+ * thread knows it is inside; if the calling thread swapped it back to idle first (it ran out of
+ * chunks before this worker woke), the worker goes back to waiting without reading the job. Worker
+ * i wakes workers 2i + 1 and 2i + 2 before it computes.
  *
- * Between jobs a worker first blocks in `Atomics.wait` for a moment (a loop's next op comes within
- * microseconds, and a blocked thread wakes fastest), then waits with `Atomics.waitAsync`, and it
- * lets its event loop turn at least every few milliseconds even when busy: V8 finishes moving the
- * kernels from its baseline compiler to optimised code through tasks on every isolate that uses
- * the module, so a worker that never returns to its event loop kept the kernels ~1.6x slower, in
- * the workers and on the calling thread (measured).
+ * Between jobs a worker blocks in `Atomics.wait` (a blocked thread wakes in tens of µs; an
+ * `Atomics.waitAsync` waiter only when its event loop runs, 0.2-1.9 ms measured), in slices of
+ * {@link BLOCK_MS} with a turn of its event loop between them, for up to {@link BLOCKED_IDLE_MS};
+ * idle longer, it waits asynchronously. It lets its event loop turn at least every few milliseconds
+ * even when busy: V8 finishes moving the kernels from its baseline compiler to optimised code
+ * through tasks on every isolate that uses the module, so a worker that never returns to its event
+ * loop kept the kernels ~1.6x slower, in the workers and on the calling thread (measured).
  *
  * @module
  */
 
 import { workerData as untypedData } from "node:worker_threads";
-import { BLOCK_MS, CONTROL, KERNEL_EXPORTS, QUIT, TURN_MS, type WorkerData } from "./control.ts";
-
-type Kernel = (...args: number[]) => void;
+import {
+  BLOCK_MS,
+  BLOCKED_IDLE_MS,
+  CONTROL,
+  IDLE,
+  type Kernel,
+  KERNEL_EXPORTS,
+  QUIT,
+  takeChunks,
+  TURN_MS,
+  type WorkerData,
+} from "./control.ts";
 
 const data = untypedData as WorkerData;
 const memory = data.memory;
@@ -38,7 +48,7 @@ const exports = new WebAssembly.Instance(data.module, { env: { memory } }).expor
 (exports.__stack_pointer as WebAssembly.Global).value = data.stackTop;
 const kernels = KERNEL_EXPORTS.map((name) => exports[name] as Kernel);
 const control = new Int32Array(data.control);
-const sequence = CONTROL.sequence + CONTROL.slot * data.index;
+const state = CONTROL.state + CONTROL.slot * data.index;
 const args: number[] = [];
 // Keeps this worker's event loop alive while it waits asynchronously (the worker is unref'ed, so
 // the process does not wait for it).
@@ -55,63 +65,42 @@ function turn(): Promise<void> {
   });
 }
 
-/** Takes chunks of the current job until none is left. */
-function runJob(): void {
-  const kernel = kernels[control[CONTROL.kernel]];
-  const argCount = control[CONTROL.argCount];
-  args.length = argCount;
-  for (let i = 0; i < argCount; i++) args[i] = control[CONTROL.args + i];
-  const out = args[1] >>> 0, grad = args[2] >>> 0;
-  const chunks = control[CONTROL.chunks], chunkPlanes = control[CONTROL.chunkPlanes];
-  const planes = control[CONTROL.planes], workArg = control[CONTROL.workArg];
-  const rows = control[CONTROL.rows], bands = control[CONTROL.bands];
-  const outPlane = control[CONTROL.outPlaneBytes] >>> 0;
-  const gradPlane = control[CONTROL.gradPlaneBytes] >>> 0;
-  if (workArg >= 0) {
-    args[workArg] = (args[workArg] >>> 0) + data.index * control[CONTROL.workBytes];
-  }
-  for (;;) {
-    const chunk = Atomics.add(control, CONTROL.nextChunk, 1);
-    if (chunk >= chunks) return;
-    const band = chunk % bands, first = ((chunk - band) / bands) * chunkPlanes;
-    args[1] = out + first * outPlane;
-    args[2] = grad + first * gradPlane;
-    args[3] = Math.min(chunkPlanes, planes - first);
-    args[argCount - 2] = Math.floor((band * rows) / bands);
-    args[argCount - 1] = Math.floor(((band + 1) * rows) / bands);
-    kernel(...args);
-  }
-}
-
 async function loop(): Promise<void> {
-  let seen = 0, lastTurn = performance.now();
+  let lastTurn = performance.now(), idleSince = lastTurn;
   for (;;) {
-    // A wake-up without a new sequence number is stale: the parent's notify of a job this worker
-    // already took (it saw the new number before it slept).
-    let next: number;
-    while ((next = Atomics.load(control, sequence)) === seen) {
-      if (Atomics.wait(control, sequence, seen, BLOCK_MS) === "timed-out") {
-        const wait = Atomics.waitAsync(control, sequence, seen);
-        if (wait.async) await wait.value;
+    const job = Atomics.load(control, state);
+    if (job === QUIT) break;
+    if (job > 0) {
+      // Join, unless the calling thread withdrew the request meanwhile.
+      if (Atomics.compareExchange(control, state, job, -job) !== job) continue;
+      // Their state words are set already: wake them now, then compute.
+      for (let child = 2 * data.index + 1; child <= 2 * data.index + 2; child++) {
+        if (child < control[CONTROL.used]) {
+          Atomics.notify(control, CONTROL.state + CONTROL.slot * child);
+        }
+      }
+      takeChunks(control, kernels[control[CONTROL.kernel]], args, data.index + 1);
+      Atomics.compareExchange(control, state, -job, IDLE);
+      idleSince = performance.now();
+      if (idleSince - lastTurn > TURN_MS) {
+        await turn();
         lastTurn = performance.now();
       }
+      continue;
     }
-    seen = next;
-    if (seen === QUIT) break;
-    // Their sequence words are set already: wake them now, then compute.
-    for (let child = 2 * data.index + 1; child <= 2 * data.index + 2; child++) {
-      if (child < control[CONTROL.used]) {
-        Atomics.notify(control, CONTROL.sequence + CONTROL.slot * child);
+    if (job !== IDLE) {
+      // -J: only this worker sets it, and clears it above; nothing else can leave it here.
+      Atomics.compareExchange(control, state, job, IDLE);
+      continue;
+    }
+    if (performance.now() - idleSince < BLOCKED_IDLE_MS) {
+      if (Atomics.wait(control, state, IDLE, BLOCK_MS) === "timed-out") {
+        await turn();
+        lastTurn = performance.now();
       }
-    }
-    try {
-      runJob();
-    } catch {
-      Atomics.store(control, CONTROL.failed, 1);
-    }
-    if (Atomics.sub(control, CONTROL.pending, 1) === 1) Atomics.notify(control, CONTROL.pending);
-    if (performance.now() - lastTurn > TURN_MS) {
-      await turn();
+    } else {
+      const wait = Atomics.waitAsync(control, state, IDLE);
+      if (wait.async) await wait.value;
       lastTurn = performance.now();
     }
   }

@@ -2,7 +2,7 @@
 
 /** SHA-256 of the TypeScript sources this was bundled from (see tools/build_worker.ts). */
 export const WORKER_SOURCE_SHA256 =
-  "c99ce8dbfecb0a6b9533cadd329712cdaff7421fb18bc116309ee6d881955db5";
+  "30d78bdca05f28ff47f329df44fa90a91d2424ceb59eb406b3e703067707190e";
 
 /**
  * The kernel worker (worker.ts bundled as CommonJS), run by `new Worker(WORKER_SOURCE, { eval: true })`.
@@ -13,8 +13,8 @@ export const WORKER_SOURCE: string = '"use strict";\n' +
   "\n" +
   "// src/cpu/threads/control.ts\n" +
   "var CONTROL = {\n" +
-  "  /** Workers still running the current job. */\n" +
-  "  pending: 0,\n" +
+  "  /** Chunks finished (by any thread); the job is done when it reaches `chunks`. */\n" +
+  "  done: 0,\n" +
   "  /** Next chunk to take. */\n" +
   "  nextChunk: 1,\n" +
   "  /** Set to 1 when a kernel threw in a worker. */\n" +
@@ -32,10 +32,10 @@ export const WORKER_SOURCE: string = '"use strict";\n' +
   "  /** Bytes per plane of `out` and of `gradOutput`. */\n" +
   "  outPlaneBytes: 8,\n" +
   "  gradPlaneBytes: 9,\n" +
-  "  /** Bytes of work space per worker, and the index of the work argument (-1: none). */\n" +
+  "  /** Bytes of work space per thread, and the index of the work argument (-1: none). */\n" +
   "  workBytes: 10,\n" +
   "  workArg: 11,\n" +
-  "  /** Workers taking part in the job (0 .. used - 1). */\n" +
+  "  /** Workers asked to take part in the job (0 .. used - 1; the calling thread too). */\n" +
   "  used: 12,\n" +
   "  /** Rows of a plane the kernel's last two arguments (row0, row1) range over. */\n" +
   "  rows: 13,\n" +
@@ -43,8 +43,11 @@ export const WORKER_SOURCE: string = '"use strict";\n' +
   "  bands: 14,\n" +
   "  /** Arguments, in the export's order: dtype, out, grad, planes, ..., row0, row1. */\n" +
   "  args: 16,\n" +
-  "  /** Worker i's sequence word is at `sequence + 16 i` (a cache line each). */\n" +
-  "  sequence: 48,\n" +
+  "  /**\n" +
+  "   * Worker i's state word is at `state + 16 i` (a cache line each): {@link IDLE}, a job number J\n" +
+  "   * > 0 (asked to join job J), -J (inside job J) or {@link QUIT}.\n" +
+  "   */\n" +
+  "  state: 48,\n" +
   "  /** Words per worker slot. */\n" +
   "  slot: 16\n" +
   "};\n" +
@@ -56,8 +59,40 @@ export const WORKER_SOURCE: string = '"use strict";\n' +
   '  "bilinear_forward"\n' +
   "];\n" +
   "var BLOCK_MS = 20;\n" +
+  "var BLOCKED_IDLE_MS = 1e3;\n" +
   "var TURN_MS = 5;\n" +
-  "var QUIT = -1;\n" +
+  "var IDLE = 0;\n" +
+  "var QUIT = -2147483648;\n" +
+  "function takeChunks(control2, kernel, args2, thread) {\n" +
+  "  const argCount = control2[CONTROL.argCount];\n" +
+  "  args2.length = argCount;\n" +
+  "  for (let i = 0; i < argCount; i++) args2[i] = control2[CONTROL.args + i];\n" +
+  "  const out = args2[1] >>> 0, grad = args2[2] >>> 0;\n" +
+  "  const chunks = control2[CONTROL.chunks], chunkPlanes = control2[CONTROL.chunkPlanes];\n" +
+  "  const planes = control2[CONTROL.planes], workArg = control2[CONTROL.workArg];\n" +
+  "  const rows = control2[CONTROL.rows], bands = control2[CONTROL.bands];\n" +
+  "  const outPlane = control2[CONTROL.outPlaneBytes] >>> 0;\n" +
+  "  const gradPlane = control2[CONTROL.gradPlaneBytes] >>> 0;\n" +
+  "  if (workArg >= 0) args2[workArg] = (args2[workArg] >>> 0) + thread * control2[CONTROL.workBytes];\n" +
+  "  let ran = 0;\n" +
+  "  for (; ; ) {\n" +
+  "    const chunk = Atomics.add(control2, CONTROL.nextChunk, 1);\n" +
+  "    if (chunk >= chunks) return ran;\n" +
+  "    const band = chunk % bands, first = (chunk - band) / bands * chunkPlanes;\n" +
+  "    args2[1] = out + first * outPlane;\n" +
+  "    args2[2] = grad + first * gradPlane;\n" +
+  "    args2[3] = Math.min(chunkPlanes, planes - first);\n" +
+  "    args2[argCount - 2] = Math.floor(band * rows / bands);\n" +
+  "    args2[argCount - 1] = Math.floor((band + 1) * rows / bands);\n" +
+  "    try {\n" +
+  "      kernel(...args2);\n" +
+  "    } catch {\n" +
+  "      Atomics.store(control2, CONTROL.failed, 1);\n" +
+  "    }\n" +
+  "    ran++;\n" +
+  "    if (Atomics.add(control2, CONTROL.done, 1) === chunks - 1) Atomics.notify(control2, CONTROL.done);\n" +
+  "  }\n" +
+  "}\n" +
   "\n" +
   "// src/cpu/threads/worker.ts\n" +
   "var data = import_node_worker_threads.workerData;\n" +
@@ -70,7 +105,7 @@ export const WORKER_SOURCE: string = '"use strict";\n' +
   "exports.__stack_pointer.value = data.stackTop;\n" +
   "var kernels = KERNEL_EXPORTS.map((name) => exports[name]);\n" +
   "var control = new Int32Array(data.control);\n" +
-  "var sequence = CONTROL.sequence + CONTROL.slot * data.index;\n" +
+  "var state = CONTROL.state + CONTROL.slot * data.index;\n" +
   "var args = [];\n" +
   "var keepAlive = setInterval(() => {\n" +
   "}, 1 << 30);\n" +
@@ -84,58 +119,39 @@ export const WORKER_SOURCE: string = '"use strict";\n' +
   "    channel.port2.postMessage(0);\n" +
   "  });\n" +
   "}\n" +
-  "function runJob() {\n" +
-  "  const kernel = kernels[control[CONTROL.kernel]];\n" +
-  "  const argCount = control[CONTROL.argCount];\n" +
-  "  args.length = argCount;\n" +
-  "  for (let i = 0; i < argCount; i++) args[i] = control[CONTROL.args + i];\n" +
-  "  const out = args[1] >>> 0, grad = args[2] >>> 0;\n" +
-  "  const chunks = control[CONTROL.chunks], chunkPlanes = control[CONTROL.chunkPlanes];\n" +
-  "  const planes = control[CONTROL.planes], workArg = control[CONTROL.workArg];\n" +
-  "  const rows = control[CONTROL.rows], bands = control[CONTROL.bands];\n" +
-  "  const outPlane = control[CONTROL.outPlaneBytes] >>> 0;\n" +
-  "  const gradPlane = control[CONTROL.gradPlaneBytes] >>> 0;\n" +
-  "  if (workArg >= 0) {\n" +
-  "    args[workArg] = (args[workArg] >>> 0) + data.index * control[CONTROL.workBytes];\n" +
-  "  }\n" +
-  "  for (; ; ) {\n" +
-  "    const chunk = Atomics.add(control, CONTROL.nextChunk, 1);\n" +
-  "    if (chunk >= chunks) return;\n" +
-  "    const band = chunk % bands, first = (chunk - band) / bands * chunkPlanes;\n" +
-  "    args[1] = out + first * outPlane;\n" +
-  "    args[2] = grad + first * gradPlane;\n" +
-  "    args[3] = Math.min(chunkPlanes, planes - first);\n" +
-  "    args[argCount - 2] = Math.floor(band * rows / bands);\n" +
-  "    args[argCount - 1] = Math.floor((band + 1) * rows / bands);\n" +
-  "    kernel(...args);\n" +
-  "  }\n" +
-  "}\n" +
   "async function loop() {\n" +
-  "  let seen = 0, lastTurn = performance.now();\n" +
+  "  let lastTurn = performance.now(), idleSince = lastTurn;\n" +
   "  for (; ; ) {\n" +
-  "    let next;\n" +
-  "    while ((next = Atomics.load(control, sequence)) === seen) {\n" +
-  '      if (Atomics.wait(control, sequence, seen, BLOCK_MS) === "timed-out") {\n' +
-  "        const wait = Atomics.waitAsync(control, sequence, seen);\n" +
-  "        if (wait.async) await wait.value;\n" +
+  "    const job = Atomics.load(control, state);\n" +
+  "    if (job === QUIT) break;\n" +
+  "    if (job > 0) {\n" +
+  "      if (Atomics.compareExchange(control, state, job, -job) !== job) continue;\n" +
+  "      for (let child = 2 * data.index + 1; child <= 2 * data.index + 2; child++) {\n" +
+  "        if (child < control[CONTROL.used]) {\n" +
+  "          Atomics.notify(control, CONTROL.state + CONTROL.slot * child);\n" +
+  "        }\n" +
+  "      }\n" +
+  "      takeChunks(control, kernels[control[CONTROL.kernel]], args, data.index + 1);\n" +
+  "      Atomics.compareExchange(control, state, -job, IDLE);\n" +
+  "      idleSince = performance.now();\n" +
+  "      if (idleSince - lastTurn > TURN_MS) {\n" +
+  "        await turn();\n" +
   "        lastTurn = performance.now();\n" +
   "      }\n" +
+  "      continue;\n" +
   "    }\n" +
-  "    seen = next;\n" +
-  "    if (seen === QUIT) break;\n" +
-  "    for (let child = 2 * data.index + 1; child <= 2 * data.index + 2; child++) {\n" +
-  "      if (child < control[CONTROL.used]) {\n" +
-  "        Atomics.notify(control, CONTROL.sequence + CONTROL.slot * child);\n" +
+  "    if (job !== IDLE) {\n" +
+  "      Atomics.compareExchange(control, state, job, IDLE);\n" +
+  "      continue;\n" +
+  "    }\n" +
+  "    if (performance.now() - idleSince < BLOCKED_IDLE_MS) {\n" +
+  '      if (Atomics.wait(control, state, IDLE, BLOCK_MS) === "timed-out") {\n' +
+  "        await turn();\n" +
+  "        lastTurn = performance.now();\n" +
   "      }\n" +
-  "    }\n" +
-  "    try {\n" +
-  "      runJob();\n" +
-  "    } catch {\n" +
-  "      Atomics.store(control, CONTROL.failed, 1);\n" +
-  "    }\n" +
-  "    if (Atomics.sub(control, CONTROL.pending, 1) === 1) Atomics.notify(control, CONTROL.pending);\n" +
-  "    if (performance.now() - lastTurn > TURN_MS) {\n" +
-  "      await turn();\n" +
+  "    } else {\n" +
+  "      const wait = Atomics.waitAsync(control, state, IDLE);\n" +
+  "      if (wait.async) await wait.value;\n" +
   "      lastTurn = performance.now();\n" +
   "    }\n" +
   "  }\n" +
