@@ -1,5 +1,6 @@
 /**
- * `deno task bench` on the NPU lanes, timed on the device: every case x dtype of `cases.ts` on `npu`
+ * `deno task bench` on the NPU lanes, timed on the device: every case x dtype of `cases.ts` (the
+ * backward ops, then the forward ops) on `npu`
  * (the CANN the library's own search finds, as on an Atlas host) and `npu-emulated` (the host
  * emulation), each iteration bracketed by two ACL events on the device's stream (`src/ffi/events.ts`).
  *
@@ -7,8 +8,11 @@
  * When the run ends, a table adds what only the device knows, per lane, case and dtype (medians):
  * - device ms: `aclrtEventElapsedTime` between the events, the kernel time on the stream;
  * - launch µs: host time to validate, build descriptors and enqueue (the launch overhead);
- * - GB/s: effective bandwidth, bytes a backward must move (gradOutput read once, result written once)
- *   over the device time.
+ * - GB/s: effective bandwidth, bytes an op must move (its operand read once, its result written
+ *   once) over the device time.
+ *
+ * Tiny cases call no `start()`/`end()` (Deno ignores them under ~10 µs per iteration and warns):
+ * their rows time the whole iteration, the device ms column the kernel.
  *
  * A lane without an NPU or without ACL events is ignored with the reason printed.
  *
@@ -23,9 +27,11 @@ import {
   type BenchCase,
   bytesMoved,
   CASES,
+  FORWARD_CASES,
   gradShape,
   makeGrad,
   runCase,
+  sourceShape,
 } from "./cases.ts";
 import { EMU_DIR } from "./emu.ts";
 import { npuBackendOf } from "./npu_probe.ts";
@@ -69,24 +75,28 @@ function gradFor(device: Device, c: BenchCase, dtype: DType): Tensor {
   return grad;
 }
 
-for (const c of CASES) {
+const ALL_CASES = [...CASES, ...FORWARD_CASES];
+
+for (const c of ALL_CASES) {
   for (const dtype of BENCH_DTYPES) {
     for (const lane of lanes) {
       const key = `${lane.label}\u0000${c.id}\u0000${dtype}`;
       Deno.bench({
         name: `${lane.label} (device-timed)`,
-        group: `device ${c.label} [${gradShape(c).join(",")}] ${dtype}`,
+        group: `device ${c.label} [${
+          (c.forward ? sourceShape(c) : gradShape(c)).join(",")
+        }] ${dtype}`,
         ignore: lane.timer === null,
         ...(c.large ? LARGE : {}),
         async fn(b: Deno.BenchContext): Promise<void> {
           const device = lane.device!;
           const grad = gradFor(device, c, dtype);
           let result: Tensor | null = null;
-          b.start();
+          if (c.large) b.start();
           const timing = await lane.timer!.time(() => {
             result = runCase(grad, c);
           });
-          b.end();
+          if (c.large) b.end();
           // Outside the measured region: the backend learns the stream is idle, so the result's memory
           // is freed now rather than deferred into a later launch.
           await device.synchronize();
@@ -103,7 +113,7 @@ for (const c of CASES) {
 
 globalThis.addEventListener("unload", () => {
   const rows: string[][] = [["lane", "case", "dtype", "device ms", "launch µs", "GB/s"]];
-  for (const c of CASES) {
+  for (const c of ALL_CASES) {
     for (const dtype of BENCH_DTYPES) {
       for (const lane of lanes) {
         const entry = samples.get(`${lane.label}\u0000${c.id}\u0000${dtype}`);
