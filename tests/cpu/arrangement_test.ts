@@ -24,6 +24,7 @@ import {
   NondeterministicKernelError,
 } from "../../src/rules/support.ts";
 import type { AscendTarget } from "../../src/rules/numerics.ts";
+import type { UpsampleParams } from "../../src/rules/ops.ts";
 import { seededRandom } from "../../cli/verify/cases.ts";
 
 const GENERATIONS: readonly TbeGeneration[] = ["a2", "910", "310p"];
@@ -97,7 +98,11 @@ Deno.test("column loss: lostColumns5hd is the kernel's window replay, and losesC
 
 // Random calls whose single launch loses columns on `generation`: the image width k * U + 1,
 // a few gradient columns.
-function lossyCalls(generation: TbeGeneration, count: number, seed: number) {
+function lossyCalls(
+  generation: TbeGeneration,
+  count: number,
+  seed: number,
+): Array<UpsampleParams & { deterministic: boolean }> {
   const random = seededRandom(seed);
   const u = tbe5hdSpec(generation).tensorC / 2 - 1;
   const calls = [];
