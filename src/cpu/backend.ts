@@ -38,6 +38,7 @@ import type { WarningNotice } from "../rules/warning_codes.ts";
 import { runRouteCpu, transposedArgs, transposedSizes } from "./ascend/backward/route.ts";
 import { runTbeCpu, tbeLaunchOf } from "./ascend/backward/tbe_launch.ts";
 import { gather950LaunchOf, runGather950Cpu } from "./ascend/backward/gather950.ts";
+import { runCubeCpu } from "./ascend/backward/cube_a2.ts";
 import { forwardPlan } from "../rules/forward_device.ts";
 import { forwardDeviceCpu } from "./ascend/forward/reference.ts";
 import { TaskQueue } from "./task_queue.ts";
@@ -84,6 +85,8 @@ export const cpuTuning = {
 
 // The emulation's (and ascendPlan's) name prefix of the TBE kernel's launches.
 const TBE_KERNEL = "ResizeBilinearV2Grad5HD";
+// A2/A3's Cube-matmul backward kernels (cube_a2.ts, with the target's cubeOrder "ascending").
+const CUBE_KERNELS = new Set(["UpsampleBilinear2dGrad", "UpsampleNearestExact2dGrad"]);
 
 /** Which kernels a CPU device runs. */
 export type CpuKernels = "auto" | "typescript";
@@ -305,6 +308,9 @@ export class CpuBackend implements Backend<CpuBuffer> {
       const gather = plan.gather ? gather950LaunchOf(deviceCall, this.ascend) : null;
       if (gather !== null) {
         return this.#runInOrder(() => runGather950Cpu(kernelArgs(deviceCall), gather));
+      }
+      if (this.ascend.cubeOrder === "ascending" && CUBE_KERNELS.has(plan.kernel)) {
+        return this.#runInOrder(() => runCubeCpu(kernelArgs(deviceCall), deviceCall.op));
       }
       call = ascendCall(call, this.ascend);
     }

@@ -106,6 +106,12 @@ export function referenceExactness(call: ExactnessCall, target: AscendTarget): E
   if (kernel.startsWith("ResizeBilinearV2Grad5HD")) {
     return tbeVerdict(call, target.generation, target, kernel);
   }
+  if (target.cubeOrder === "ascending") {
+    return exact(
+      kernel,
+      "A2/A3's Cube kernel in the reading cubeOrder \"ascending\" names (W pass then H pass, each output's terms in ascending order; cube_a2.ts), which the reference computes",
+    );
+  }
   return bounded(kernel, CUBE);
 }
 
@@ -175,7 +181,7 @@ const FORWARD_EXACT: ReadonlySet<ForwardVariant> = new Set([
 
 function forwardVerdict(call: ExactnessCall, target: AscendTarget): ExactnessVerdict {
   const plan = forwardPlan(call, target);
-  if (FORWARD_EXACT.has(plan.variant)) {
+  if (FORWARD_EXACT.has(plan.variant) || target.cubeOrder === "ascending") {
     return exact(
       plan.kernel,
       `the forward ${plan.variant} kernel: no atomic adds, its arithmetic and order as the reference computes them`,

@@ -48,6 +48,15 @@ export interface AscendTarget {
    */
   readonly tbeFma?: boolean;
   /**
+   * A2/A3's Cube-matmul kernels (UpsampleBilinear2dGrad, UpsampleNearestExact2dGrad; the forward
+   * UpsampleBilinear2d): the order inside each matmul, which the hardware leaves open. `"pytorch"`
+   * (default): the backward reference sums in PyTorch's order, within the bound of the device.
+   * `"ascending"`: the source's W pass then H pass, each output's terms in ascending gradient index
+   * from +0 (the host emulation's reading, `src/cpu/ascend/backward/cube_a2.ts`): then the reference
+   * is that reading's bits (`exactness.ts`).
+   */
+  readonly cubeOrder?: "pytorch" | "ascending";
+  /**
    * The SoC name (`aclrtGetSocName`), where a kernel choice depends on more than the generation
    * (the 950's forward kernels read its vector core count); unset: the generation's default SoC.
    */

@@ -24,6 +24,7 @@ import type { BilinearApi } from "../../src/rules/ascend_a2.ts";
 import { ascendPlan, type AscendTarget, checkAscendRules } from "../../src/rules/numerics.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
 import { runTbeCpu, tbeLaunchOf } from "../../src/cpu/ascend/backward/tbe_launch.ts";
+import { runCubeCpu } from "../../src/cpu/ascend/backward/cube_a2.ts";
 import { makeCases, seededRandom } from "../../cli/verify/cases.ts";
 import {
   configuredEmulationSoc,
@@ -320,3 +321,57 @@ for (const deterministic of [false, true]) {
     },
   });
 }
+
+// A2/A3's Cube kernels under cubeOrder "ascending": the reference's two passes (cube_a2.ts) are the
+// emulation's reading bit for bit, every op and dtype of verify's mix.
+Deno.test({
+  name: `reference exactness (${FAMILY}): the Cube kernels in the "ascending" reading`,
+  ignore: IGNORE || GENERATION !== "a2",
+  async fn(): Promise<void> {
+    using npu = Device.open({ backend: "npu", libDir: EMU_DIR, warnings: "ignore" });
+    const t: AscendTarget = { ...target("v2", false), cubeOrder: "ascending" };
+    const kernels = new Map<string, number>();
+    for (const [k, c] of makeCases(120, 31, ["float32", "float16", "bfloat16"]).entries()) {
+      const call = { ...c, deterministic: false };
+      try {
+        checkAscendRules(call, t);
+      } catch {
+        continue;
+      }
+      const verdict = referenceExactness(call, t);
+      if (!verdict.kernel.startsWith("Upsample")) continue;
+      assert.equal(verdict.exactness, "exact", verdict.kernel);
+      const shape = [c.inputSize[0], c.inputSize[1], ...c.outputSize];
+      const random = seededRandom(9000 + k);
+      const count = shape.reduce((a, b) => a * b, 1);
+      const values = roundTo(c.dtype, Float32Array.from({ length: count }, () => random() * 2 - 1));
+      using x = npu.tensor(values, shape, { dtype: c.dtype });
+      using y = runParams(x, c);
+      const actual = await y.toFloat32Array();
+      assert.equal(emuLastKernel(), verdict.kernel);
+      const out = new Float32Array(c.inputSize.reduce((a, b) => a * b, 1));
+      const strides = (dims: readonly number[]) =>
+        dims.map((_, i) => dims.slice(i + 1).reduce((a, b) => a * b, 1));
+      runCubeCpu({
+        gradOutput: { data: values, dtype: "float32", strides: strides(shape), offset: 0 },
+        out: { data: out, dtype: "float32", strides: strides(c.inputSize), offset: 0 },
+        inputSize: c.inputSize,
+        outputSize: c.outputSize,
+        scales: c.scales,
+        alignCorners: c.alignCorners,
+      }, c.op);
+      const expected = roundTo(c.dtype, out);
+      const at = firstDifference(actual, expected);
+      assert.equal(
+        at,
+        -1,
+        `${verdict.kernel} ${c.op} ${c.dtype} [${c.inputSize}] <- [${c.outputSize}] scales ` +
+          `[${c.scales}]: element ${at}: ${actual[at]} != ${expected[at]}`,
+      );
+      kernels.set(verdict.kernel, (kernels.get(verdict.kernel) ?? 0) + 1);
+    }
+    console.log(`${FAMILY} Cube kernels, "ascending" reading, bit for bit: ${[...kernels]}`);
+    assert.ok((kernels.get("UpsampleBilinear2dGrad") ?? 0) >= 5);
+    assert.ok((kernels.get("UpsampleNearestExact2dGrad") ?? 0) >= 20);
+  },
+});
