@@ -30,7 +30,7 @@ export interface DeterministicHost {
   /** Throws where this CANN cannot run the call at all (a missing operator, V1's limits). */
   readonly checkOp?: (call: UpsampleParams, generation: AscendGeneration) => void;
   /** The first aclnn API the route needs that this CANN lacks, or null. */
-  readonly missingApi?: (route: DeterministicRoute) => string | null;
+  readonly missingApi?: (route: Pick<DeterministicRoute, "cast">) => string | null;
   /** Why deterministic mode cannot be turned on (a runtime without the switch); else undefined. */
   readonly unavailable?: string;
 }
