@@ -157,6 +157,16 @@ ACLEMU_VISIBILITY int32_t aclemuTbeZeroWeightFault(void);
  * default 0). Taken by each launch at phase 2; aclemuResetFaults restores the environment's value. */
 ACLEMU_VISIBILITY void aclemuSetForwardShiftFault(int32_t on);
 ACLEMU_VISIBILITY int32_t aclemuForwardShiftFault(void);
+/* A planted fault for verify's exact comparison (not a device rule): after every backward kernel
+ * launch whose order of additions is fixed (the Cube kernels UpsampleNearestExact2dGrad and
+ * UpsampleBilinear2dGrad, the view copies, the 950's gathers and copies, ResizeBilinearV2Grad5HD in
+ * tiling modes 0-4; not the atomic launches that take an aclemuSetAtomicSeed order), the first nonzero
+ * finite element of its result, in the order its buffer reaches out, moves one ulp of out's dtype away
+ * from zero. Every such result stays within any rounding bound. 1 on, 0 off, < 0 restores
+ * ACLEMU_ULP_FAULT ("0"/"1", default 0). Taken by each launch at phase 2; aclemuResetFaults restores
+ * the environment's value. */
+ACLEMU_VISIBILITY void aclemuSetUlpFault(int32_t on);
+ACLEMU_VISIBILITY int32_t aclemuUlpFault(void);
 /* NpuArch of the emulated SoC from the platform table (hicann/runtime platform_config *.ini): 2201
  * (Atlas A2/A3), 3510 (Ascend 950), 1001 (Atlas training: Ascend910A, Ascend910B (first
  * generation), Ascend910ProA/ProB/PremiumA), 2002 (Ascend310P*), or another arch the operators do
@@ -167,8 +177,8 @@ ACLEMU_VISIBILITY int32_t aclemuNpuArch(void);
 /* Disarms every fault (aclemuFailNextEvent included), sets the stream delay to 0, the launch count to
  * 0 and the last deterministic value to -1, drops an aclemuSetDeviceMemory override, zeroes the kernel
  * counters (aclemuLastKernel ""), restarts the atomic seed sequence from the environment's base and
- * drops the aclemuSetFmaContraction, aclemuSetTbeFma, aclemuSetTbeZeroWeightFault and
- * aclemuSetForwardShiftFault overrides. Live
+ * drops the aclemuSetFmaContraction, aclemuSetTbeFma, aclemuSetTbeZeroWeightFault,
+ * aclemuSetForwardShiftFault and aclemuSetUlpFault overrides. Live
  * counters (allocations, objects, streams, events) and the referenced-free and finalize counters
  * are not touched (compare them before and after). */
 ACLEMU_VISIBILITY void aclemuResetFaults(void);

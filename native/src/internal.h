@@ -116,6 +116,8 @@ EMU_API int32_t aclemu_tbe_fma(void);
 EMU_API int32_t aclemu_tbe_zero_weight_fault(void);
 /* 1 when the planted forward shift fault is on (aclemuSetForwardShiftFault, ACLEMU_FORWARD_SHIFT_FAULT). */
 EMU_API int32_t aclemu_forward_shift_fault(void);
+/* 1 when the planted one-ulp fault is on (aclemuSetUlpFault, ACLEMU_ULP_FAULT). */
+EMU_API int32_t aclemu_ulp_fault(void);
 /* The table row of the emulated SoC, NULL when its name is not in the table (soc_table.c). */
 EMU_API const aclemu_soc_row *aclemu_soc_facts(void);
 

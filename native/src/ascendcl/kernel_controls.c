@@ -142,7 +142,8 @@ EMU_API uint64_t aclemu_atomic_seed_take(void)
 /* ---- the switches: an override (-1 none), else the environment variable, else the default. The
  * 950's compiler contraction (ACLEMU_FMA, default 1), the TBE ResizeBilinearV2Grad5HD's OPEN rounding
  * (ACLEMU_TBE_FMA, default 0: each step rounded) and its planted zero-weight fault
- * (ACLEMU_TBE_ZERO_WEIGHT_FAULT, default 0: off). ---- */
+ * (ACLEMU_TBE_ZERO_WEIGHT_FAULT, default 0: off), the planted forward shift (ACLEMU_FORWARD_SHIFT_FAULT)
+ * and the planted one-ulp fault of the order-free backward kernels (ACLEMU_ULP_FAULT). ---- */
 
 typedef struct {
     const char *var;
@@ -155,6 +156,7 @@ static emu_switch fma_switch = {"ACLEMU_FMA", 1, -1, -1};
 static emu_switch tbe_fma_switch = {"ACLEMU_TBE_FMA", 0, -1, -1};
 static emu_switch tbe_zw_switch = {"ACLEMU_TBE_ZERO_WEIGHT_FAULT", 0, -1, -1};
 static emu_switch fwd_shift_switch = {"ACLEMU_FORWARD_SHIFT_FAULT", 0, -1, -1};
+static emu_switch ulp_switch = {"ACLEMU_ULP_FAULT", 0, -1, -1};
 
 static int32_t switch_value(emu_switch *s)
 {
@@ -198,6 +200,12 @@ int32_t aclemuForwardShiftFault(void) { return aclemu_forward_shift_fault(); }
 
 EMU_API int32_t aclemu_forward_shift_fault(void) { return switch_value(&fwd_shift_switch); }
 
+void aclemuSetUlpFault(int32_t on) { switch_set(&ulp_switch, on); }
+
+int32_t aclemuUlpFault(void) { return aclemu_ulp_fault(); }
+
+EMU_API int32_t aclemu_ulp_fault(void) { return switch_value(&ulp_switch); }
+
 void emu_kernel_controls_reset(void)
 {
     pthread_mutex_lock(&kernel_mu);
@@ -215,4 +223,5 @@ void emu_kernel_controls_reset(void)
     switch_set(&tbe_fma_switch, -1);
     switch_set(&tbe_zw_switch, -1);
     switch_set(&fwd_shift_switch, -1);
+    switch_set(&ulp_switch, -1);
 }

@@ -88,6 +88,8 @@
     F(int32_t, aclemuTbeZeroWeightFault, (void), ())                                                       \
     V(aclemuSetForwardShiftFault, (int32_t on), (on))                                                      \
     F(int32_t, aclemuForwardShiftFault, (void), ())                                                        \
+    V(aclemuSetUlpFault, (int32_t on), (on))                                                               \
+    F(int32_t, aclemuUlpFault, (void), ())                                                                 \
     F(int32_t, aclemuNpuArch, (void), ())                                                                  \
     V(aclemu_objects_add, (int64_t delta), (delta))                                                        \
     F(int, aclemu_current_context, (int32_t * device, int64_t * deterministic), (device, deterministic))   \
@@ -104,6 +106,7 @@
     F(int32_t, aclemu_tbe_fma, (void), ())                                                                 \
     F(int32_t, aclemu_tbe_zero_weight_fault, (void), ())                                                   \
     F(int32_t, aclemu_forward_shift_fault, (void), ())                                                     \
+    F(int32_t, aclemu_ulp_fault, (void), ())                                                               \
     F(const aclemu_soc_row *, aclemu_soc_facts, (void), ())
 
 #define SLOT(ret, name, params, args) ret(*name) params;

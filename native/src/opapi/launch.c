@@ -99,6 +99,7 @@ static aclnnStatus launch(const char *api, void *ws, uint64_t wsSize, aclOpExecu
     j->params.tbe_fma = aclemu_tbe_fma();
     j->params.tbe_zw_fault = aclemu_tbe_zero_weight_fault();
     j->params.fwd_shift_fault = aclemu_forward_shift_fault();
+    j->params.ulp_fault = aclemu_ulp_fault();
     if (emu_kernel_is_atomic(&j->params)) {
         j->params.seed = aclemu_atomic_seed_take();
     }

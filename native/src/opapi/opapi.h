@@ -116,6 +116,7 @@ typedef struct {
     int tbe_fma;          /* taken at phase 2 (aclemuSetTbeFma) */
     int tbe_zw_fault;     /* taken at phase 2 (aclemuSetTbeZeroWeightFault): the planted H-weight fault */
     int fwd_shift_fault;  /* taken at phase 2 (aclemuSetForwardShiftFault): the planted forward shift */
+    int ulp_fault;        /* taken at phase 2 (aclemuSetUlpFault): the planted one-ulp fault */
     /* The Cube kernels' result buffer (N, C, inH, inW) reaches out in row-major order of out's own
      * dims (out has another shape than the result: nearest_exact.c, bilinear.c); phase 2 fails if the
      * kernel would write past out's elements. */
