@@ -34,10 +34,11 @@ export interface DeviceOpenOptions {
   cpuKernels?: "auto" | "typescript";
   /**
    * Threads of the CPU backend's wasm kernels (default: the machine's cores,
-   * `navigator.hardwareConcurrency`): an upper bound. With more than one, each large op goes where
-   * the device's plan predicts it runs fastest, from what such calls took on this machine: on
-   * worker threads over a shared memory, returning at once (await a result or `synchronize()`; the
-   * event loop runs meanwhile), or inside the call; small ops always run inside the call. `1`:
+   * `navigator.hardwareConcurrency`): an upper bound. With more than one, a large op is shared by
+   * the calling thread and `threads - 1` worker threads over a shared memory, or runs on the calling
+   * thread alone where calls of its shape were measured faster so on this machine; either way it
+   * usually returns done (when a worker is still finishing its last piece, the op returns and a
+   * result read or `synchronize()` awaits it). Small ops always run on the calling thread. `1`:
    * every op runs inside the call. Results are the same bits whatever the count and the plan.
    */
   threads?: number;
