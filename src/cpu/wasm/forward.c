@@ -231,9 +231,28 @@ static inline int weight_class(float w) {
 
 static inline __attribute__((always_inline)) v128_t fma4_pow2(v128_t a, v128_t w, v128_t q);
 
+/*
+ * fma(a, w, q) in four lanes. The fused module (KERNELS_FUSED, built with -mrelaxed-simd) has one
+ * instruction for it, f32x4.relaxed_madd: the spec lets it round once or twice, so instance.ts runs
+ * this module only where a probe (relaxed_madd_probe) saw it round once; elsewhere the exact module
+ * emulates the fused result (fma4, fma4_long, fma4_pow2 by the weight's class).
+ */
 static inline __attribute__((always_inline)) v128_t fma4_class(int cls, v128_t a, v128_t w, v128_t q) {
+#ifdef KERNELS_FUSED
+  (void)cls;
+  return wasm_f32x4_relaxed_madd(a, w, q);
+#else
   return cls == W_POW2 ? fma4_pow2(a, w, q) : cls == W_LONG ? fma4_long(a, w, q) : fma4(a, w, q);
+#endif
 }
+
+#ifdef KERNELS_FUSED
+/** a * b + c by f32x4.relaxed_madd in each lane of `r` (four floats): instance.ts's probe. */
+EXPORT(relaxed_madd_probe) void relaxed_madd_probe(float a, float b, float c, float *r) {
+  wasm_v128_store(r, wasm_f32x4_relaxed_madd(wasm_f32x4_splat(a), wasm_f32x4_splat(b),
+                                             wasm_f32x4_splat(c)));
+}
+#endif
 
 /* float32 values rounded to bfloat16 (nearest even), kept as float32; NaN -> 0x7fc00000 (c10's
  * round_to_nearest_even). */

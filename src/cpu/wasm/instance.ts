@@ -5,8 +5,8 @@
  * @module
  */
 
+import { type FmaPath, fmaPath, kernelModuleBytes, probeFusedModule } from "./fma_path.ts";
 import { MAX_PAGES, WasmHeap } from "./heap.ts";
-import { KERNELS_WASM_BASE64 } from "./kernels_wasm.ts";
 import { withSharedMemoryImport } from "./shared_import.ts";
 
 /** The kernels' exports (pointers are byte addresses in the instance's memory). */
@@ -125,14 +125,15 @@ export interface KernelExports {
 /** Bytes of the shadow stack the module reserves (`-z stack-size` in tools/build_wasm.ts). */
 export const STACK_BYTES = 65536;
 
-let compiled: WebAssembly.Module | undefined;
-// Shared-memory modules by import limits ("initial/maximum" pages).
-const compiledShared = new Map<string, WebAssembly.Module>();
+// Modules by path and memory: "fused", "exact", and shared ones by import limits
+// ("fused/initial/maximum" pages).
+const compiled = new Map<string, WebAssembly.Module>();
 
 /**
- * The kernels' module, compiled once per process and memory kind on first use (importing this
- * module does nothing). `shared`: the same code importing a shared memory of `initialPages` to
- * `maxPages` pages (see shared_import.ts).
+ * The kernels' module, compiled once per process, path and memory kind on first use (importing
+ * this module does nothing). `shared`: the same code importing a shared memory of `initialPages` to
+ * `maxPages` pages (see shared_import.ts). `path`: the fused or exact module (default: the one
+ * fma_path.ts chose for the process).
  *
  * @example
  * ```ts ignore
@@ -143,16 +144,19 @@ export function kernelModule(
   shared: boolean,
   initialPages = 2,
   maxPages: number = MAX_PAGES,
+  path: FmaPath = fmaPath().path,
 ): WebAssembly.Module {
-  if (!shared) {
-    compiled ??= new WebAssembly.Module(kernelBytes());
-    return compiled;
-  }
-  const key = `${initialPages}/${maxPages}`;
-  let module = compiledShared.get(key);
+  const key = shared ? `${path}/${initialPages}/${maxPages}` : path;
+  let module = compiled.get(key);
   if (module === undefined) {
-    module = new WebAssembly.Module(withSharedMemoryImport(kernelBytes(), initialPages, maxPages));
-    compiledShared.set(key, module);
+    if (path === "fused" && !probeFusedModule().fused) {
+      throw new Error(`the fused kernels cannot run here: ${probeFusedModule().reason}`);
+    }
+    const bytes = kernelModuleBytes(path);
+    module = shared
+      ? new WebAssembly.Module(withSharedMemoryImport(bytes, initialPages, maxPages))
+      : (path === "fused" ? probeFusedModule().module : null) ?? new WebAssembly.Module(bytes);
+    compiled.set(key, module);
   }
   return module;
 }
@@ -170,13 +174,6 @@ function fullSizeSharedMemory(pages: number): WebAssembly.Memory | null {
   } catch {
     return null;
   }
-}
-
-function kernelBytes(): Uint8Array<ArrayBuffer> {
-  const text = atob(KERNELS_WASM_BASE64);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  return bytes;
 }
 
 /**
@@ -208,16 +205,20 @@ export class WasmKernels {
   readonly shared: boolean;
   /** The compiled kernels this instance runs (worker threads instantiate the same). */
   readonly module: WebAssembly.Module;
+  /** Which module: `fused` (relaxed_madd) or `exact` (see fma_path.ts). */
+  readonly fma: FmaPath;
 
   /**
    * @param maxBytes the memory never grows past this (default and limit: 4 GiB)
    * @param shared a shared memory, which worker threads can instantiate the kernels on
+   * @param fma the module (default: the process's choice, fma_path.ts); tests force each
    */
-  constructor(maxBytes: number = MAX_PAGES * 65536, shared = false) {
+  constructor(maxBytes: number = MAX_PAGES * 65536, shared = false, fma?: FmaPath) {
     const maxPages = Math.max(2, Math.min(MAX_PAGES, Math.floor(maxBytes / 65536)));
     const fixed = shared ? fullSizeSharedMemory(maxPages) : null;
     const memory = fixed ?? new WebAssembly.Memory({ initial: 2, maximum: maxPages, shared });
-    this.module = kernelModule(shared, fixed === null ? 2 : maxPages, maxPages);
+    this.fma = fma ?? fmaPath().path;
+    this.module = kernelModule(shared, fixed === null ? 2 : maxPages, maxPages, this.fma);
     const instance = new WebAssembly.Instance(this.module, { env: { memory } });
     this.shared = shared;
     this.exports = instance.exports as unknown as KernelExports;

@@ -34,14 +34,14 @@ extern int32_t kzero;
 #define SCALAR_TAIL _Pragma("clang loop vectorize(disable) interleave(disable) unroll(disable)")
 
 /*
- * An optimisation barrier: clang rewrites extends and saturating narrows whose range it can prove
- * into generic byte shuffles, which V8 lowers to several instructions each (a pshufb and its
- * constant); hiding the value keeps the single-instruction form.
+ * Marks an extend or saturating narrow that must stay one instruction. clang-16 rewrote those whose
+ * range it could prove into generic byte shuffles (several instructions each in V8), and an empty
+ * inline asm on the value kept them; clang-19, the pinned toolchain (tools/build_wasm.ts), keeps the
+ * single instruction (the built module has every narrow and extend) and its wasm backend cannot
+ * split a v128 inline-asm operand ("Do not know how to split this operator's operand!"), so the
+ * barrier is now the identity.
  */
-static inline v128_t opaque(v128_t v) {
-  __asm__("" : "+r"(v));
-  return v;
-}
+static inline v128_t opaque(v128_t v) { return v; }
 
 typedef union {
   float f;
