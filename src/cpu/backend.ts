@@ -39,6 +39,7 @@ import { runRouteCpu, transposedArgs, transposedSizes } from "./ascend/backward/
 import { runTbeCpu, tbeLaunchOf } from "./ascend/backward/tbe_launch.ts";
 import { gather950LaunchOf, runGather950Cpu } from "./ascend/backward/gather950.ts";
 import { runCubeCpu } from "./ascend/backward/cube_a2.ts";
+import { runScatter950Cpu, scatter950LaunchOf } from "./ascend/backward/scatter950.ts";
 import { forwardPlan } from "../rules/forward_device.ts";
 import { forwardDeviceCpu } from "./ascend/forward/reference.ts";
 import { TaskQueue } from "./task_queue.ts";
@@ -308,6 +309,10 @@ export class CpuBackend implements Backend<CpuBuffer> {
       const gather = plan.gather ? gather950LaunchOf(deviceCall, this.ascend) : null;
       if (gather !== null) {
         return this.#runInOrder(() => runGather950Cpu(kernelArgs(deviceCall), gather));
+      }
+      const scatter = plan.atomic ? scatter950LaunchOf(deviceCall, this.ascend) : null;
+      if (scatter !== null) {
+        return this.#runInOrder(() => runScatter950Cpu(kernelArgs(deviceCall), scatter));
       }
       if (this.ascend.cubeOrder === "ascending" && CUBE_KERNELS.has(plan.kernel)) {
         return this.#runInOrder(() => runCubeCpu(kernelArgs(deviceCall), deviceCall.op));

@@ -17,6 +17,8 @@ import {
   tilingMode5hd,
 } from "./ascend_5hd.ts";
 import { ascendPlan, type AscendTarget } from "./numerics.ts";
+import { bilinearRoute950 } from "./ascend950_route.ts";
+import { mostTerms950, scatterTaps950 } from "./ascend950_scatter.ts";
 import { forwardPlan, type ForwardVariant } from "./forward_device.ts";
 import { deterministicRoute } from "./route.ts";
 import type { UpsampleParams } from "./ops.ts";
@@ -98,10 +100,7 @@ export function referenceExactness(call: ExactnessCall, target: AscendTarget): E
   if (target.generation === "950") {
     const why = FIXED_ORDER_950[kernel];
     if (why !== undefined) return exact(kernel, why);
-    return bounded(
-      kernel,
-      "the 950's SIMT scatter adds every term atomically in an order nothing fixes: within the bound",
-    );
+    return scatterVerdict(call, target, kernel);
   }
   if (kernel.startsWith("ResizeBilinearV2Grad5HD")) {
     return tbeVerdict(call, target.generation, target, kernel);
@@ -113,6 +112,34 @@ export function referenceExactness(call: ExactnessCall, target: AscendTarget): E
     );
   }
   return bounded(kernel, CUBE);
+}
+
+// The 950's SIMT scatter: exact where no cell takes more than two nonzero terms (0 + a + b in any
+// order), bounded elsewhere (the reference's order: the emulation's under aclemuSetAtomicSeed(0)).
+function scatterVerdict(
+  call: ExactnessCall,
+  target: AscendTarget,
+  kernel: string,
+): ExactnessVerdict {
+  const route = bilinearRoute950(call, {
+    api: target.bilinearApi,
+    deterministic: call.deterministic,
+  });
+  const [, , inH, inW] = call.inputSize;
+  const [outH, outW] = call.outputSize;
+  const half = !call.alignCorners;
+  const most = mostTerms950(scatterTaps950(outH, inH, route.scales[0], half, target.fma), inH) *
+    mostTerms950(scatterTaps950(outW, inW, route.scales[1], half, target.fma), inW);
+  if (most <= 2) {
+    return exact(
+      kernel,
+      "the 950's SIMT scatter with at most two nonzero terms a cell: every order of its atomic adds gives the same bits (scatter950.ts)",
+    );
+  }
+  return bounded(
+    kernel,
+    "the 950's SIMT scatter adds three or more terms into a cell atomically in an order nothing fixes: the reference's order is the emulation's under aclemuSetAtomicSeed(0), within the bound for any other",
+  );
 }
 
 function exact(kernel: string, reason: string): ExactnessVerdict {

@@ -120,3 +120,29 @@ export function mergeFlushes(
     remaining--;
   }
 }
+
+/**
+ * The permutation of `[0, count)` the emulation draws for an atomic launch with seed `seed`
+ * (Fisher-Yates from the last index down, `j = next64(state) % (i + 1)`, state from `seed`;
+ * `native/src/opapi/resize_scatter_950.c` permutation): the order the Ascend 950's SIMT scatter
+ * visits its gradient elements in.
+ *
+ * @example
+ * ```ts
+ * import { launchPermutation } from "./tbe_flush.ts";
+ * launchPermutation(4, 0n).slice().sort(); // Uint32Array [0, 1, 2, 3]
+ * ```
+ */
+export function launchPermutation(count: number, seed: bigint): Uint32Array {
+  const perm = new Uint32Array(count);
+  for (let i = 0; i < count; i++) perm[i] = i;
+  let state = seed & MASK;
+  for (let i = count - 1; i > 0; i--) {
+    state = (state + GOLDEN) & MASK;
+    const j = Number(mix64(state) % BigInt(i + 1));
+    const t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  return perm;
+}
