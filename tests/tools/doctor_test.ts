@@ -7,6 +7,7 @@ import { Device } from "../../mod.ts";
 import { checkFromError, exitCodeOf, formatReport, splitFix } from "../../cli/doctor/report.ts";
 import { compareCheck, smokeChecks } from "../../cli/doctor/smoke.ts";
 import { deterministicChecks } from "../../cli/doctor/deterministic.ts";
+import { columnLossCall, columnLossCheck, probeColumnLoss } from "../../cli/doctor/column_loss.ts";
 import {
   type ChildResult,
   makeToolkit,
@@ -22,6 +23,7 @@ import {
   EMU_SPLIT_DIR,
   EMU_TORCH_MAP_DIR,
   EMULATED_LANE,
+  emulatedGeneration,
 } from "../support/helpers.ts";
 
 const DOCTOR = new URL("../../cli/doctor/main.ts", import.meta.url).pathname;
@@ -65,6 +67,10 @@ Deno.test("doctor: the emulation installed as a CANN toolkit is found and every 
     assert.match(stdout, /\[ok\] +bilinear: aclnnUpsampleBilinear2dBackwardV2 available/);
     assert.match(stdout, /\[ok\] +deterministic option \(ACL_OPT_DETERMINISTIC\) available/);
     assert.match(stdout, /\[ok\] +Device\.open\(\) picks the NPU: Ascend910B/);
+    assert.match(
+      stdout,
+      /\[ok\] +TBE column-loss probe \(bilinear \[2, 1535\] <- \[2, 2\], alignCorners, the native single launch\): this device follows the lossy reading: gradient column 1 never reaches image column 1534/,
+    );
     for (const op of ["NearestExact1d", "NearestExact2d", "Bilinear2d"]) {
       assert.match(
         stdout,
@@ -247,4 +253,36 @@ Deno.test("doctor: deterministic mode's lines name a refusal and its fix, per wh
   assert.deepEqual(noOp[0].detail, ["TypeError: no 1d operator"]);
   const off = deterministicChecks("950", { bilinearApi: "v2", unavailable: "no switch" });
   assert.ok(off.every((check) => /: not available: /.test(check.title)));
+});
+
+Deno.test({
+  name:
+    "doctor: the column-loss probe reads the native launch's loss, and the avoided call's exact result",
+  ignore: EMULATED_LANE.ignore !== undefined || emulatedGeneration() === "950",
+}, async () => {
+  const generation = emulatedGeneration() as "a2" | "910" | "310p";
+  const { inputHW, lostColumns } = columnLossCall(generation);
+  assert.deepEqual(lostColumns, [1]);
+  using allow = Device.open({
+    backend: "npu",
+    libDir: EMU_DIR,
+    deviceDefects: "allow",
+    warnings: "ignore",
+  });
+  const lossy = await probeColumnLoss(allow, generation);
+  assert.equal(lossy.reading, "lossy", JSON.stringify(lossy));
+  assert.deepEqual(lossy.inputHW, inputHW);
+  assert.deepEqual(lossy.lastColumn, [0, 0]);
+  // The library's default avoids the loss: the same probe then reads the exact result.
+  using avoid = Device.open({ backend: "npu", libDir: EMU_DIR });
+  assert.equal((await probeColumnLoss(avoid, generation)).reading, "exact");
+  // The check opens the native launch itself, whatever the device's own option.
+  const check = await columnLossCheck(avoid, generation);
+  assert.equal(check.status, "ok", check.title);
+  assert.match(check.title, /follows the lossy reading/);
+  // A CPU device is not an NPU: a warning with its fix, no throw.
+  using cpu = Device.open({ backend: "cpu" });
+  const warn = await columnLossCheck(cpu, generation);
+  assert.equal(warn.status, "warn");
+  assert.ok(warn.fix);
 });
