@@ -238,6 +238,15 @@ Deno.test({
           text,
           new RegExp(`\\[ok\\] +TBE FMA probe \\(bilinear 3 <- 19\\): this device ${answer}`),
         );
+        // The kernel's window: 767 on A2/A3, 1023 on the 910 and 310P; the image 2U + 1 wide.
+        const wide = soc === A2 ? 1535 : 2047;
+        assert.match(
+          text,
+          new RegExp(
+            `\\[ok\\] +TBE column-loss probe \\(bilinear \\[2, ${wide}\\] <- \\[2, 2\\].*` +
+              `follows the lossy reading: gradient column 1 never reaches image column ${wide - 1}`,
+          ),
+        );
       }
     }
   }
