@@ -122,16 +122,24 @@ interface Context {
   readonly scaleW: number;
   readonly ub: Float32Array;
   readonly ub2: Float32Array;
+  /** Mode 5's products of one 256-column chunk, four per column. */
+  readonly terms: Float32Array;
+  /** The scalar W coordinate of every gradient column (the same for every row). */
+  readonly ws: readonly Coord[];
 }
 
 function context(launch: TbeLaunch): Context {
   const cells = Math.max(launch.inW, launch.spec.tensorC / 2) + 2;
+  const { inW, outW, alignCorners, fma } = launch;
+  const scaleW = tbeScale(inW, outW, alignCorners);
   return {
     launch,
-    scaleH: tbeScale(launch.inH, launch.outH, launch.alignCorners),
-    scaleW: tbeScale(launch.inW, launch.outW, launch.alignCorners),
+    scaleH: tbeScale(launch.inH, launch.outH, alignCorners),
+    scaleW,
+    ws: Array.from({ length: outW }, (_, x) => scalarCoord(x, scaleW, inW, alignCorners, fma)),
     ub: new Float32Array(cells),
     ub2: new Float32Array(cells),
+    terms: new Float32Array(4 * MODE5_CHUNK),
   };
 }
 
@@ -141,8 +149,7 @@ function hCoord(y: number, c: Context): Coord {
 }
 
 function wCoord(x: number, c: Context): Coord {
-  const { inW, alignCorners, fma } = c.launch;
-  return scalarCoord(x, c.scaleW, inW, alignCorners, fma);
+  return c.ws[x];
 }
 
 // Modes 1 and 2 (one2n_small_core, one2n_big_core): a 1 x 1 image. data_merge adds gradient cell q
@@ -194,7 +201,7 @@ function nToOne(g: number, o: Float32Array, c: Context): void {
 // row-major, each one's axpy of hl*wl, hl*wr, hr*wl, hr*wr (rounded products) in that order.
 function smallInOut(g: Float32Array, o: Float32Array, c: Context): void {
   const { outH, outW, inW, fma } = c.launch;
-  const ws = Array.from({ length: outW }, (_, x) => wCoord(x, c));
+  const ws = c.ws;
   for (let y = 0; y < outH; y++) {
     const h = hCoord(y, c);
     for (let x = 0; x < outW; x++) {
@@ -253,7 +260,7 @@ function mode5Row(row: Float32Array, y: number, c: Context, t: WTables, list: Fl
   const { inW, outW } = c.launch;
   const h = hCoord(y, c);
   const ub = c.ub.fill(0, 0, inW), ub2 = c.ub2.fill(0, 0, inW);
-  const terms = new Float32Array(4 * MODE5_CHUNK);
+  const terms = c.terms;
   let segment = 0;
   for (let k = 0; k < t.chunks; k++) {
     const first = k * MODE5_CHUNK;
@@ -269,22 +276,40 @@ function mode5Row(row: Float32Array, y: number, c: Context, t: WTables, list: Fl
     let q0 = 0;
     for (let cell = t.idx[first]; cell < end; cell++, segment++) {
       const q1 = Math.min(q0 + t.count[segment], width);
-      for (const [dst, at] of [[ub, 0], [ub2, 2]] as const) {
-        if (cell < inW - 1) {
-          for (let q = q0; q < q1; q++) {
-            dst[cell] = f(terms[4 * q + at] + dst[cell]);
-            dst[cell + 1] = f(terms[4 * q + at + 1] + dst[cell + 1]);
-          }
-        } else {
-          for (let q = q0; q < q1; q++) dst[cell] = f(terms[4 * q + at] + dst[cell]);
-          for (let q = q0; q < q1; q++) dst[cell] = f(terms[4 * q + at + 1] + dst[cell]);
-        }
-      }
+      segmentAdd(ub, cell, inW, terms, q0, q1, 0);
+      segmentAdd(ub2, cell, inW, terms, q0, q1, 2);
       q0 = q1;
     }
   }
   pushFlush(list, h.idx, 0, inW, ub, inW);
   pushFlush(list, h.idx + h.stride, 0, inW, ub2, inW);
+}
+
+// One segment's vec_add (small_in_add): per column its l-term into `cell` and its r-term into
+// `cell + 1`; the last image column takes all l-terms, then all r-terms. `at`: 0 ub, 2 ub2.
+function segmentAdd(
+  dst: Float32Array,
+  cell: number,
+  inW: number,
+  terms: Float32Array,
+  q0: number,
+  q1: number,
+  at: number,
+): void {
+  if (cell < inW - 1) {
+    let left = dst[cell], right = dst[cell + 1];
+    for (let q = q0; q < q1; q++) {
+      left = f(terms[4 * q + at] + left);
+      right = f(terms[4 * q + at + 1] + right);
+    }
+    dst[cell] = left;
+    dst[cell + 1] = right;
+    return;
+  }
+  let sum = dst[cell];
+  for (let q = q0; q < q1; q++) sum = f(terms[4 * q + at] + sum);
+  for (let q = q0; q < q1; q++) sum = f(terms[4 * q + at + 1] + sum);
+  dst[cell] = sum;
 }
 
 // Mode 6 (normal_big: big_each_core, big_in_loop2 / big_in_loop, calculate_grad), one gradient row:
