@@ -15,7 +15,7 @@ import {
 } from "../../mod.ts";
 import { cpuTuning } from "../../src/cpu/backend.ts";
 import { callClass, EXPLORE_LATE, Planner, WINDOW } from "../../src/cpu/threads/planner.ts";
-import { cutCall } from "../../src/cpu/threads/scheduler.ts";
+import { cutCall, workStride } from "../../src/cpu/threads/scheduler.ts";
 import { CONTROL, controlWords, takeChunks } from "../../src/cpu/threads/control.ts";
 import { WORKER_SOURCE_SHA256 } from "../../src/cpu/threads/worker_embedded.ts";
 import { workerSourcesHash } from "../../tools/build_worker.ts";
@@ -161,6 +161,25 @@ Deno.test("chunks: threads taking turns cover every plane and row once, each wit
     // A throwing kernel marks the job failed; its chunk still counts as done.
     assert.equal(control[CONTROL.failed], threads > 1 && cut.chunks >= threads ? 1 : 0);
   }
+});
+
+Deno.test("work space: threads' work spaces a whole cache line apart where the scratch block has the room", () => {
+  const kernels = (base: number, bytes: number) =>
+    ({ scratch: () => base, scratchBytes: bytes }) as unknown as Parameters<typeof workStride>[2];
+  const ready = (work: number) =>
+    ({ args: [0, 0, 0, 0, work], workArg: 4, workBytes: 3088 }) as unknown as Parameters<
+      typeof workStride
+    >[0];
+  // 3088 bytes: 49 lines, plus one line of gap; never sharing a line with the next thread's.
+  assert.equal(workStride(ready(1024), 2, kernels(1000, 10_000)), 3200);
+  assert.equal(workStride(ready(1024), 3, kernels(1000, 10_000)), 3200);
+  // No room for the gaps: packed, as the block was sized.
+  assert.equal(workStride(ready(1024), 3, kernels(1000, 24 + 3 * 3088)), 3088);
+  assert.equal(workStride(ready(1024), 1, kernels(1000, 10_000)), 3088);
+  const none = { args: [0], workArg: -1, workBytes: 0 } as unknown as Parameters<
+    typeof workStride
+  >[0];
+  assert.equal(workStride(none, 2, kernels(1000, 10_000)), 0);
 });
 
 const big = {

@@ -43,6 +43,29 @@ export function cutCall(planes: number, rows: number, bandable: boolean, threads
   return { chunkPlanes, bands, chunks: planeChunks * bands };
 }
 
+/** Bytes of a cache line, and the gap kept between two threads' work spaces. */
+const LINE_BYTES = 64;
+
+/**
+ * The distance between two threads' work spaces: whole cache lines plus one when the scratch block
+ * has the room, else the packed size. Packed, a work space of 3088 bytes (nearest-exact 70 -> 119
+ * wide) shares a cache line with the next thread's, and the kernels write both ends of theirs for
+ * every row: each such write takes the line from the other core.
+ *
+ * @example
+ * ```ts ignore
+ * const stride = workStride(ready, 2, kernels); // >= ready.workBytes
+ * ```
+ */
+export function workStride(ready: PreparedCall, threads: number, kernels: WasmKernels): number {
+  const packed = ready.workBytes;
+  if (ready.workArg < 0 || packed === 0 || threads < 2) return packed;
+  const padded = (Math.ceil(packed / LINE_BYTES) + 1) * LINE_BYTES;
+  const base = ready.args[ready.workArg] >>> 0;
+  const end = kernels.scratch(0) + kernels.scratchBytes;
+  return kernels.scratch(0) >= 0 && base + (threads - 1) * padded + packed <= end ? padded : packed;
+}
+
 /**
  * The thread plan of one device: a lazily started {@link KernelPool} of `threads - 1` workers and a
  * {@link Planner}.
@@ -123,7 +146,8 @@ export class KernelScheduler {
       return undefined;
     }
     const cut = cutCall(ready.planes, ready.rows, ready.bandable, share);
-    const pending = this.#pool.run({ ...ready, ...cut, workers: share - 1 });
+    const workBytes = workStride(ready, share, this.#kernels);
+    const pending = this.#pool.run({ ...ready, ...cut, workers: share - 1, workBytes });
     const planned = share === choice.threads;
     if (pending === undefined) {
       if (planned) this.planner.record(choice, performance.now() - start);
