@@ -1,11 +1,15 @@
 /**
- * `deno run --allow-ffi --allow-env --allow-read --allow-run bench/scaling.ts [rounds] [--only backward|forward] [--force]`:
- * what the default thread plan gains over one thread on every large case of the suite (backward and
+ * What the default thread plan gains over one thread on every large case of the suite (backward and
  * forward, float32 unless `--all-dtypes`), both sides writing into a preallocated result, one call
  * per side per round, alternating, with a 128 MiB copy at one thread timed in the same rounds; and
  * `bench/cores.c` (SIMD loop, copy) first, so the host's own scaling is stated in the same run. A
  * short run (the default 9 rounds: ~1 minute), for iterating on the plan; `bench:compare` is the
  * full comparison.
+ *
+ *     deno run --allow-ffi --allow-env --allow-read --allow-run bench/scaling.ts \
+ *       [rounds] [backward|forward] [--force] [--all-dtypes]
+ *
+ * `--force`: every large call shared by all threads (the mechanism without the plan).
  *
  * @module
  */
@@ -87,12 +91,14 @@ for (const c of cases) {
     const ratio = median(t1.map((x, i) => x / tN[i]));
     const gbs = bytesMoved(c, dtype) / (median(tN) * 1e-3) / 1e9;
     const copyGbs = (2 * COPY) / (median(copies) * 1e-3) / 1e9;
-    const planText = [...plans].map(([w, n]) => `${w}w:${n}`).join(" ");
+    // The copy at the default's thread count: the one-thread copy times cores.c's copy scaling.
+    const copyAll = copyGbs * Math.max(1, host?.copy ?? 1);
+    const planText = [...plans].map(([w, n]) => `${w === 0 ? 1 : w}t:${n}`).join(" ");
     console.log(
       `${(c.forward ? "" : "bwd ") + c.label} ${dtype}: 1t ${median(t1).toFixed(2)} ms, ` +
         `${threads}t ${median(tN).toFixed(2)} ms, scaling ${ratio.toFixed(2)}x; ` +
-        `${gbs.toFixed(1)} GB/s = ${(100 * gbs / copyGbs).toFixed(0)} % of copy ` +
-        `(${copyGbs.toFixed(1)} GB/s); plan ${planText}`,
+        `${gbs.toFixed(1)} GB/s = ${(100 * gbs / copyAll).toFixed(0)} % of the ${threads}-thread ` +
+        `copy (${copyAll.toFixed(1)} GB/s); plan ${planText}`,
     );
   }
 }
