@@ -261,7 +261,10 @@ function planLaunch(
   if (nativeLoses && defects === "refuse") throw defectError(call, target, native, null, null);
   const missing = (arrangement: Arrangement): string | null => {
     if (arrangement.kind !== "route") {
-      return arrangement.kind === "native" ? null : options.missingApi?.({ cast: false }) ?? null;
+      if (arrangement.kind === "native") return null;
+      // V1 takes no bfloat16 (aclnn_upsample_bilinear_2d_backward.cpp); the route casts instead.
+      if (call.dtype === "bfloat16") return "a bfloat16 V1 (aclnnUpsampleBilinear2dBackward)";
+      return options.missingApi?.({ cast: false }) ?? null;
     }
     return arrangement.route === null ? null : options.missingApi?.(arrangement.route) ?? null;
   };

@@ -4,6 +4,7 @@
 // arrangement loss-free by the kernel's own tiling, refusals only where every arrangement loses.
 
 import assert from "node:assert/strict";
+import { Device, type DeviceDefects } from "../../mod.ts";
 import {
   arrangementCandidates,
   DEVICE_DEFECTS,
@@ -280,3 +281,34 @@ for (const generation of GENERATIONS) {
     assert.deepEqual(kinds, ["DETERMINISTIC_WARN_ONLY"]);
   });
 }
+
+Deno.test("column loss: bfloat16 (V1 takes none) runs a route, which casts, or is refused", () => {
+  const target: AscendTarget = { generation: "a2", bilinearApi: "v2", fma: true, tbeFma: false };
+  const bf16 = (inputSize: number[], outputSize: number[]): UpsampleParams & {
+    deterministic: boolean;
+  } => ({
+    ...call2(inputSize, outputSize),
+    dtype: "bfloat16" as const,
+    scales: [1, 0],
+  });
+  const routed = launchPlanOf(bf16([1, 1, 1, 1535], [818, 2]), target, { warnOnly: false });
+  assert.equal(routed?.kind, "route");
+  if (routed?.kind === "route") assert.ok(routed.route.cast && routed.route.order === "hw");
+  assert.throws(
+    () => launchPlanOf(bf16([1, 2, 5, 1535], [3, 2]), target, { warnOnly: false }),
+    (e: unknown) => e instanceof DeviceDefectError && /needs a bfloat16 V1/.test(e.message),
+  );
+});
+
+Deno.test("column loss: Device.open checks deviceDefects", () => {
+  for (const value of ["avoid", "refuse", "allow"] as const) {
+    using device = Device.open({ backend: "cpu", numerics: "device", deviceDefects: value });
+    assert.ok(device);
+  }
+  assert.throws(
+    () => Device.open({ backend: "cpu", deviceDefects: "ignore" as DeviceDefects }),
+    (e: unknown) =>
+      e instanceof TypeError &&
+      e.message === 'Device.open deviceDefects must be "avoid", "refuse" or "allow", got ignore',
+  );
+});
