@@ -18,7 +18,8 @@
  * - nearest-exact: `2 m u S`; the SIMT gather sums in the reference's order, so it is bit-exact
  *   when the contraction choice (`fma`) matches the device's.
  * - bilinear, SIMT scatter (atomic adds, order unspecified): the reference adds in one fixed order
- *   (row-major outputs); `2 (m + 2) u S` covers every order of the same float32 terms, `δ` as A2.
+ *   (the emulation's under aclemuSetAtomicSeed(0), `scatter950.ts`); `2 (m + 2) u S` covers every
+ *   order of the same float32 terms, `δ` as A2.
  * - bilinear, DETERMINE / DETERMINE_SCALES gathers: `δ = 2 u (in + 1) (k + 2)` per dimension, `k =
  *   ceil(2 out / max(in - 1, 1)) + 3` the most outputs one cell's loop visits: the running float
  *   sum of DETERMINE moves a coordinate by up to one rounding per step once its start rounds
