@@ -249,3 +249,24 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: `column loss emulation on ${SOC}: float16 takes the transposed launch too (V1 casts)`,
+  ignore: IGNORE,
+  async fn(): Promise<void> {
+    const c = AVOIDED[0];
+    using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
+    using reference = Device.open({ backend: "cpu", numerics: "device", soc: SOC });
+    // Multiples of 2^-8 in (-1, 1): exact in float16.
+    const values = gradient(c, 3).map((v) => Math.round(v * 256) / 256);
+    const run16 = async (device: Device): Promise<Float32Array> => {
+      using grad = device.tensor(values, [1, 2, ...c.outHW], { dtype: "float16" });
+      using result = upsampleBilinear2dBackward(grad, options(c));
+      return await result.toFloat32Array();
+    };
+    const result = await run16(npu);
+    assertBitEqual(result, await run16(reference), "float16: NPU vs reference");
+    const last = c.inHW[1] - 1;
+    assert.equal(result[last], Math.fround(exact(c, values).value[last]));
+  },
+});
