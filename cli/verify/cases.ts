@@ -57,82 +57,131 @@ export function seededRandom(seed: number): () => number {
 }
 
 /**
+ * What an NPU's family and CANN run, so that the draws follow it: the ops its kernels run, and a
+ * test of a drawn case (its family's dtypes and sizes, a V1-only CANN's limits, a deterministic
+ * call no route covers). The default runs everything (Atlas A2/A3 with V2).
+ */
+export interface CaseMix {
+  /** The ops the family runs (default all three): a tie slot becomes a random draw without nearest-exact. */
+  readonly ops?: readonly UpsampleOp[];
+  /**
+   * Whether the NPU runs a drawn case (default: every case). A case it refuses is drawn again, up to
+   * {@link REDRAWS} times, then tried with its image sizes equal to the gradient's (the only bfloat16
+   * bilinear the 910 and 310P run); failing that it is kept, and verify reports it as skipped.
+   */
+  readonly runs?: (c: VerifyCase) => boolean;
+}
+
+/** How often {@link makeCases} draws a case again that the {@link CaseMix} refuses. */
+export const REDRAWS = 8;
+
+/**
  * `count` cases from `seed`: every fifth is a tie case and every fifth (offset) a one-scale bilinear
  * case, the rest random over all ops, of which every fifth case of the list (`k % 5 == 4`) runs in
  * deterministic mode (decided by position, so the draws are those of every other case); dtypes
- * drawn from `dtypes`.
+ * drawn from `dtypes`. With a {@link CaseMix} the draws follow a family: only its ops (a tie slot
+ * is then a random case), and a case it refuses drawn again; with the default mix (everything
+ * runs) the cases are the same as without one.
  *
  * @example
  * ```ts
  * import { makeCases } from "./cases.ts";
  * const cases = makeCases(10, 1, ["float32"]);
  * console.log(cases.length, cases.some((c) => c.kind === "tie")); // 10 true
+ * const bilinear = makeCases(10, 1, ["float32"], { ops: ["bilinear2d"] });
+ * console.log(bilinear.every((c) => c.op === "bilinear2d")); // true
  * ```
  */
-export function makeCases(count: number, seed: number, dtypes: readonly DType[]): VerifyCase[] {
+export function makeCases(
+  count: number,
+  seed: number,
+  dtypes: readonly DType[],
+  mix: CaseMix = {},
+): VerifyCase[] {
   const random = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
   const int = (lo: number, hi: number): number => lo + Math.floor(random() * (hi - lo + 1));
+  const ops = mix.ops ?? OPS;
+  const runs = mix.runs ?? ((): boolean => true);
   const cases: VerifyCase[] = [];
   for (let k = 0; k < count; k++) {
-    const dtype = pick(dtypes);
-    const batch = [int(1, 2), int(1, 3)];
-    if (k % 5 === 0) {
-      // A tie: one dimension from the list, the other (2d) random.
-      const [input, output, scale] = TIE_DIMENSIONS[(k / 5) % TIE_DIMENSIONS.length];
-      const op = pick(["nearestExact1d", "nearestExact2d"] as const);
-      if (op === "nearestExact1d") {
-        cases.push(nearest(op, dtype, batch, [[input, output, scale]], "tie"));
-      } else {
-        const other = randomDimension(int, pick, true);
-        const dims = random() < 0.5
-          ? [[input, output, scale], other]
-          : [other, [input, output, scale]];
-        cases.push(nearest(op, dtype, batch, dims as Dimension[], "tie"));
-      }
-      continue;
+    let c = drawCase(k, dtypes, ops, pick, int, random);
+    for (let again = 0; again < REDRAWS && !runs(c); again++) {
+      c = drawCase(k, dtypes, ops, pick, int, random);
     }
-    if (k % 5 === 2) {
-      // Bilinear with one scale: the device ignores it and derives both scales from the sizes.
-      const dims: Dimension[] = [0, 1].map((): Dimension => [int(1, 40), int(1, 120), 0]);
-      const scaled = dims[int(0, 1)];
-      const scale = pick(SCALES.filter((x) => scaled[0] * x >= 1)); // a non-empty output
-      scaled[1] = Math.floor(scaled[0] * scale);
-      scaled[2] = scale;
-      cases.push({
-        op: "bilinear2d",
-        dtype,
-        inputSize: [...batch, dims[0][0], dims[1][0]],
-        outputSize: [dims[0][1], dims[1][1]],
-        scales: [dims[0][2], dims[1][2]],
-        alignCorners: false,
-        kind: "one-scale",
-        deterministic: false,
-      });
-      continue;
-    }
-    const op = pick(OPS);
-    const spatial = op === "nearestExact1d" ? 1 : 2;
-    const dims = Array.from(
-      { length: spatial },
-      () => randomDimension(int, pick, op !== "bilinear2d"),
-    );
-    if (op === "bilinear2d") {
-      cases.push({
-        op,
-        dtype,
-        inputSize: [...batch, ...dims.map((d) => d[0])],
-        outputSize: dims.map((d) => d[1]),
-        scales: dims.map((d) => d[2]),
-        alignCorners: random() < 0.5,
-        kind: "random",
-        deterministic: k % 5 === 4,
-      });
-    } else {
-      cases.push({ ...nearest(op, dtype, batch, dims, "random"), deterministic: k % 5 === 4 });
-    }
+    if (!runs(c) && c.op === "bilinear2d" && runs(equalSizes(c))) c = equalSizes(c);
+    cases.push(c);
   }
   return cases;
+}
+
+// The case of a bilinear draw with its image sizes equal to the gradient's, scales not given.
+function equalSizes(c: VerifyCase): VerifyCase {
+  return { ...c, inputSize: [c.inputSize[0], c.inputSize[1], ...c.outputSize], scales: [0, 0] };
+}
+
+// Case k of the list (its slot decides the kind and deterministic mode), drawn from `random`.
+function drawCase(
+  k: number,
+  dtypes: readonly DType[],
+  ops: readonly UpsampleOp[],
+  pick: <T>(items: readonly T[]) => T,
+  int: (lo: number, hi: number) => number,
+  random: () => number,
+): VerifyCase {
+  const nearestOps = ops.filter((op) => op !== "bilinear2d") as Array<
+    "nearestExact1d" | "nearestExact2d"
+  >;
+  const dtype = pick(dtypes);
+  const batch = [int(1, 2), int(1, 3)];
+  if (k % 5 === 0 && nearestOps.length > 0) {
+    // A tie: one dimension from the list, the other (2d) random.
+    const [input, output, scale] = TIE_DIMENSIONS[(k / 5) % TIE_DIMENSIONS.length];
+    const op = pick(nearestOps);
+    if (op === "nearestExact1d") {
+      return nearest(op, dtype, batch, [[input, output, scale]], "tie");
+    }
+    const other = randomDimension(int, pick, true);
+    const dims = random() < 0.5 ? [[input, output, scale], other] : [other, [input, output, scale]];
+    return nearest(op, dtype, batch, dims as Dimension[], "tie");
+  }
+  if (k % 5 === 2 && ops.includes("bilinear2d")) {
+    // Bilinear with one scale: the device ignores it and derives both scales from the sizes.
+    const dims: Dimension[] = [0, 1].map((): Dimension => [int(1, 40), int(1, 120), 0]);
+    const scaled = dims[int(0, 1)];
+    const scale = pick(SCALES.filter((x) => scaled[0] * x >= 1)); // a non-empty output
+    scaled[1] = Math.floor(scaled[0] * scale);
+    scaled[2] = scale;
+    return {
+      op: "bilinear2d",
+      dtype,
+      inputSize: [...batch, dims[0][0], dims[1][0]],
+      outputSize: [dims[0][1], dims[1][1]],
+      scales: [dims[0][2], dims[1][2]],
+      alignCorners: false,
+      kind: "one-scale",
+      deterministic: false,
+    };
+  }
+  const op = pick(ops);
+  const spatial = op === "nearestExact1d" ? 1 : 2;
+  const dims = Array.from(
+    { length: spatial },
+    () => randomDimension(int, pick, op !== "bilinear2d"),
+  );
+  if (op === "bilinear2d") {
+    return {
+      op,
+      dtype,
+      inputSize: [...batch, ...dims.map((d) => d[0])],
+      outputSize: dims.map((d) => d[1]),
+      scales: dims.map((d) => d[2]),
+      alignCorners: random() < 0.5,
+      kind: "random",
+      deterministic: k % 5 === 4,
+    };
+  }
+  return { ...nearest(op, dtype, batch, dims, "random"), deterministic: k % 5 === 4 };
 }
 
 type Dimension = [input: number, output: number, scale: number];
@@ -193,7 +242,8 @@ const ROUTE_CALLS: ReadonlyArray<
 /**
  * The fixed deterministic bilinear cases that reach the deterministic route where the TBE kernel
  * runs (see {@link ROUTE_CALLS}), each in its preferred dtype when `dtypes` has it, else in one of
- * `dtypes`.
+ * `dtypes`; with a {@link CaseMix}, in the first of those the NPU runs (kept as they are when it
+ * runs none).
  *
  * @example
  * ```ts
@@ -201,17 +251,22 @@ const ROUTE_CALLS: ReadonlyArray<
  * routeCases(["float32"]).map((c) => c.inputSize[2]); // [64, 48, 1100]
  * ```
  */
-export function routeCases(dtypes: readonly DType[]): VerifyCase[] {
-  return ROUTE_CALLS.map(([inputSize, outputSize, scales, alignCorners, preferred], i) => ({
-    op: "bilinear2d",
-    dtype: dtypes.includes(preferred) ? preferred : dtypes[i % dtypes.length],
-    inputSize,
-    outputSize,
-    scales,
-    alignCorners,
-    kind: "route",
-    deterministic: true,
-  }));
+export function routeCases(dtypes: readonly DType[], mix: CaseMix = {}): VerifyCase[] {
+  const runs = mix.runs ?? ((): boolean => true);
+  return ROUTE_CALLS.map(([inputSize, outputSize, scales, alignCorners, preferred], i) => {
+    const first = dtypes.includes(preferred) ? preferred : dtypes[i % dtypes.length];
+    const cases = [first, ...dtypes.filter((d) => d !== first)].map((dtype): VerifyCase => ({
+      op: "bilinear2d",
+      dtype,
+      inputSize,
+      outputSize,
+      scales,
+      alignCorners,
+      kind: "route",
+      deterministic: true,
+    }));
+    return cases.find(runs) ?? cases[0];
+  });
 }
 
 /**

@@ -36,8 +36,8 @@ export {
 /** Options of {@link deviceReference}. */
 export interface DeviceCompareOptions extends BoundOptions {
   /**
-   * A CPU device to compute on (`numerics: "device"`, or `"pytorch"` for A2/A3's V1 bilinear); by
-   * default one is opened and closed per call.
+   * A CPU device to compute on (`numerics: "device"`, of the SoC whose rules apply); by default
+   * one is opened and closed per call.
    */
   readonly device?: Device;
   /** The SoC whose rules the device opened here follows (`Device.open`'s `soc`; default A2/A3). */
@@ -122,11 +122,11 @@ export async function deviceReference(
   gradOutput: Float32Array,
   options: DeviceCompareOptions = {},
 ): Promise<Float32Array> {
-  // V1 on A2/A3 is PyTorch's bilinear from the sizes (see bilinearRoute); on the 950 it runs V2's
-  // kernels with the scales.
+  // V1 runs ResizeBilinearV2Grad from the sizes wherever they differ (a copy where they do not);
+  // on the 950 it runs V2's kernels with the scales.
   const v1 = problem.op === "bilinear2d" && options.bilinearApi === "v1" &&
     options.generation !== "950";
-  const numerics = v1 ? "pytorch" : "device";
+  const numerics = "device";
   const given = options.device;
   if (given !== undefined && (given.backend !== "cpu" || given.numerics !== numerics)) {
     throw new TypeError(
@@ -140,11 +140,37 @@ export async function deviceReference(
     : undefined;
   const device = given ?? opened!;
   const { op, dtype, inputSize, outputSize, alignCorners } = problem;
-  const scales = v1 ? [0, 0] : problem.scales;
+  const scales = v1 ? v1Scales(problem, options.generation ?? "a2") : problem.scales;
   using grad = device.tensor(gradOutput, [inputSize[0], inputSize[1], ...outputSize], { dtype });
   // Deterministic mode picks the kernel on the 950 and the deterministic route elsewhere.
   using result = runParams(grad, { op, inputSize, outputSize, scales, alignCorners }, {
     deterministic: options.deterministic ?? false,
   });
   return await result.toFloat32Array();
+}
+
+/**
+ * Scales that make the V2 device reference run what V1 runs for a bilinear call: V1 derives both
+ * scales from the sizes (image/resize_bilinear_v2_grad/op_api/aclnn_upsample_bilinear_2d_backward.cpp:
+ * a copy with equal sizes, else ResizeBilinearV2Grad). On A2/A3 V2 runs that same kernel from the
+ * sizes when a scale is given on one dimension only (`bilinearRoute`: both must fit), so the
+ * reference gets a fitting H scale alone; equal sizes and the 910/310P (whose V2 ignores scales)
+ * get none.
+ *
+ * @example
+ * ```ts
+ * import { v1Scales } from "./compare.ts";
+ * v1Scales({ inputSize: [1, 1, 4, 4], outputSize: [8, 6] }, "a2"); // [2.125, 0]
+ * v1Scales({ inputSize: [1, 1, 4, 4], outputSize: [4, 4] }, "a2"); // [0, 0]
+ * ```
+ */
+export function v1Scales(
+  problem: Pick<DeviceProblem, "inputSize" | "outputSize">,
+  generation: SocGeneration["generation"],
+): readonly number[] {
+  const [, , inH, inW] = problem.inputSize;
+  const [outH, outW] = problem.outputSize;
+  if (generation !== "a2" || (inH === outH && inW === outW)) return [0, 0];
+  // floor(inH * (outH + 0.5) / inH) = outH: the validation's rule holds, the route's pair fails.
+  return [(outH + 0.5) / inH, 0];
 }

@@ -1,10 +1,14 @@
 /**
  * The verification behind `deno task verify` (the command is `main.ts`): seeded random configurations
  * of the three ops run on an NPU (real CANN, or the host emulation), each result checked against the
- * device reference — the CPU backend computing what the Ascend A2/A3 kernels compute
- * (`numerics: "device"`): index mapping exact, every element within the documented bound. Separately
- * it reports where and how much the device differs from PyTorch's semantics (the CPU backend's
- * default), which is expected and never a failure.
+ * device reference — the CPU backend computing what the NPU's family of Ascend kernels computes
+ * (`numerics: "device"`). Where the reference gives the device's bits (`src/rules/exactness.ts`:
+ * the kernel fixes its order of additions, or no atomic order can change a bit) the result must
+ * equal it bit for bit; elsewhere every element must lie within the documented bound (the index
+ * mapping exact). The draws follow the NPU's family (`mix.ts`): the ops, dtypes and sizes it runs,
+ * so nearly every configuration is checked; what it still refuses is SKIPPED with the reason.
+ * Separately it reports where and how much the device differs from PyTorch's semantics (the CPU
+ * backend's default), which is expected and never a failure.
  *
  * Repeatability: where the runtime has deterministic mode, every configuration that runs in it (every
  * fifth seeded one, and the bilinear calls that reach the deterministic route) runs a
@@ -15,9 +19,7 @@
  * @module
  */
 
-import { Device, deviceInternals } from "../../src/device.ts";
-import type { CannLibraries } from "../../src/ffi/loader.ts";
-import { NpuBackend } from "../../src/ffi/npu_backend.ts";
+import { Device } from "../../src/device.ts";
 import { AclError } from "../../src/ffi/status.ts";
 import { checkFamilySupports } from "../../src/rules/family.ts";
 import { type AscendGeneration, FAMILY_NAMES } from "../../src/rules/generation.ts";
@@ -31,14 +33,38 @@ import {
   deviceReference,
   referenceOf,
 } from "./compare.ts";
+import {
+  compareBits,
+  CompareTally,
+  describeBitMismatch,
+  indexOf,
+  type KernelCounts,
+  referenceTarget,
+  verdictOf,
+} from "./exact.ts";
+import { npuFamily } from "./mix.ts";
+import { differingBits, Repeater } from "./repeat.ts";
+
+export { differingBits };
 
 /** What a run found. */
 export interface VerifySummary {
-  /** Configurations run (those refused before the device included). */
+  /** Configurations drawn (those skipped included). */
   readonly cases: number;
+  /** Configurations compared with the device reference (bit for bit or within the bound). */
+  readonly checked: number;
   /** Configurations the library refused before the device (printed as SKIPPED). */
   readonly skipped: number;
-  /** Configurations whose NPU result is outside the device reference's bound. */
+  /** Of the checked, those compared bit for bit (the reference is exact for them). */
+  readonly exact: number;
+  /** Of the checked, those compared within the bound. */
+  readonly bounded: number;
+  /** Per kernel (as the emulation names it), how its configurations were compared. */
+  readonly kernels: ReadonlyMap<string, KernelCounts>;
+  /**
+   * Failed configurations: a result off the reference (its bits where exact, its bound elsewhere),
+   * a runtime failure, or a family mismatch.
+   */
   readonly failures: number;
   /** Configurations where the device's result differs from PyTorch's semantics. */
   readonly pytorchDifferences: number;
@@ -80,33 +106,10 @@ export async function verifyDevice(
   using reference = Device.open({
     backend: "cpu",
     numerics: "device",
+    warnings: "ignore",
     ...(soc === undefined ? {} : { soc }),
   });
-  using pytorch = Device.open({ backend: "cpu" });
-  // What the NPU's own family does not run is refused before the device: not compared.
-  const npuGeneration = npu.generation ?? "a2";
-  const all = [
-    ...makeCases(options.cases, options.seed, options.dtypes),
-    ...routeCases(options.dtypes),
-  ];
-  const cases = all.filter((c) => familyRuns(c, npuGeneration));
-  // What the reference's family runs and the NPU's refuses: the NPU is not of that family.
-  let familyMismatches = 0;
-  for (const c of all) {
-    if (familyRuns(c, npuGeneration) || !familyRuns(c, target.generation)) continue;
-    familyMismatches++;
-    log(
-      `MISMATCH ${describeCase(c)}: the ${FAMILY_NAMES[npuGeneration]} does not run it, the ` +
-        `${FAMILY_NAMES[target.generation]} does`,
-    );
-  }
-  if (cases.length < all.length) {
-    log(
-      `${all.length - cases.length} of ${all.length} configurations skipped: the ` +
-        `${FAMILY_NAMES[npuGeneration]} does not run them (nearest-exact, bfloat16 bilinear with ` +
-        `different sizes)`,
-    );
-  }
+  using pytorch = Device.open({ backend: "cpu", warnings: "ignore" });
   // Deterministic mode per call needs the runtime's switch (aclrtCtxSetSysParamOpt).
   const unavailable = deterministicUnavailable(npu);
   if (unavailable !== null) {
@@ -115,6 +118,21 @@ export async function verifyDevice(
         `deterministic run with it off`,
     );
   }
+  // The draws follow what the NPU's family and CANN run.
+  const family = npuFamily(npu, unavailable === null);
+  const npuGeneration = family.generation;
+  const cases = [
+    ...makeCases(options.cases, options.seed, options.dtypes, family.mix),
+    ...routeCases(options.dtypes, family.mix),
+  ];
+  log(
+    `drawing what the ${family.label} runs: ${family.mix.ops?.join(", ")}; ` +
+      `${options.cases} seeded configurations and ${cases.length - options.cases} fixed ` +
+      `deterministic ones`,
+  );
+  // Exact where the reference reproduces the kernels' bits (exactness.ts), for the NPU's API.
+  const exactTarget = referenceTarget(reference, bound.bilinearApi ?? family.bilinearApi);
+  const tally = new CompareTally();
   const repeater = options.repeat && unavailable === null ? Repeater.open(npu, options.seed) : null;
   const random = seededRandom(options.seed ^ 0x5eed);
   let failures = 0;
@@ -132,18 +150,30 @@ export async function verifyDevice(
         { length: count },
         () => Math.floor(random() * 512 - 256) / 64,
       );
+      const refused = family.refusal(c);
+      if (refused !== null) {
+        // What the reference's family runs and the NPU's refuses: the NPU is not of that family.
+        if (!familyRuns(c, npuGeneration) && familyRuns(c, target.generation)) {
+          failures++;
+          log(
+            `MISMATCH ${describeCase(c)}: the ${FAMILY_NAMES[npuGeneration]} does not run it, ` +
+              `the ${FAMILY_NAMES[target.generation]} does`,
+          );
+        } else {
+          skipped++;
+          log(`SKIPPED ${describeCase(c)}: ${refused}`);
+        }
+        continue;
+      }
       const deterministic = unavailable === null && (c.deterministic || npu.deterministic);
       let first: CaseResult;
       try {
         first = await runOnNpu(npu, c, values, deterministic, repeater, 0);
       } catch (error) {
-        // What the library refuses before the device: no route covers it in deterministic mode,
-        // or what bilinear V1 (a CANN without V2) would get wrong on Atlas A2/A3.
-        const v1Limit = (error instanceof RangeError || error instanceof TypeError) &&
-          c.op === "bilinear2d" && bound.bilinearApi === "v1";
-        if (error instanceof NondeterministicKernelError || v1Limit) {
+        // What the library refuses before the device that the family's checks did not foresee.
+        if (error instanceof NondeterministicKernelError) {
           skipped++;
-          log(`SKIPPED ${describeCase(c)}: ${(error as Error).message}`);
+          log(`SKIPPED ${describeCase(c)}: ${error.message}`);
           continue;
         }
         // A runtime failure on one configuration is a failed check, reported; the run goes on.
@@ -172,14 +202,9 @@ export async function verifyDevice(
       }
       const onNpu = first.values;
       const bounds = { ...bound, deterministic };
-      // V1 bilinear on A2/A3 is PyTorch's rule from the sizes: its reference runs with PyTorch numerics.
-      const v1 = c.op === "bilinear2d" && bound.bilinearApi === "v1";
       let expected: Float32Array;
       try {
-        expected = await deviceReference(c, values, {
-          ...bounds,
-          device: v1 ? pytorch : reference,
-        });
+        expected = await deviceReference(c, values, { ...bounds, device: reference });
       } catch (error) {
         // The reference's family does not run what the NPU ran: the NPU is not that family.
         if (!(error instanceof TypeError) || familyRuns(c, target.generation)) throw error;
@@ -187,11 +212,29 @@ export async function verifyDevice(
         log(`MISMATCH ${describeCase(c)}: the NPU ran it; ${error.message}`);
         continue;
       }
+      const verdict = verdictOf(c, deterministic, exactTarget);
       const check = compareWithDevice(c, values, onNpu, expected, bounds);
-      if (!check.ok) {
-        failures++;
-        log(`MISMATCH ${describeCase(c)}: ${summarize(check, "device reference")}`);
+      let ok = check.ok;
+      if (verdict.exactness === "exact") {
+        const bits = compareBits(onNpu, expected);
+        ok = bits.differing.length === 0;
+        if (!ok) {
+          log(
+            `MISMATCH ${describeCase(c)}: bit for bit (${verdict.kernel}: ${verdict.reason}): ` +
+              `${describeBitMismatch(c.inputSize, onNpu, expected, bits)}; ` +
+              (check.ok
+                ? "every element within the bound"
+                : `the bound: ${summarize(check, "device reference")}`),
+          );
+        }
+      } else if (!ok) {
+        log(
+          `MISMATCH ${describeCase(c)}: within the bound (${verdict.kernel}): ` +
+            summarize(check, "device reference"),
+        );
       }
+      tally.add(verdict.kernel, verdict.exactness, ok);
+      if (!ok) failures++;
       // The same bound against PyTorch's semantics: what lies outside is the device's own behaviour.
       const semantics = compareWithDevice(
         c,
@@ -209,23 +252,27 @@ export async function verifyDevice(
   } finally {
     repeater?.close();
   }
+  const total = tally.total();
+  const checked = total.exact + total.bounded;
   log(
-    `${cases.length} configurations on ${npu.name}: ${cases.length - failures - skipped} match ` +
-      `the device reference (mapping exact, every element within its bound), ${failures} do not` +
+    `${cases.length} configurations on ${npu.name}: ` +
+      `${checked - total.exactFailed - total.boundedFailed} match the device ` +
+      `reference (${total.exact - total.exactFailed} bit for bit where it is exact, ` +
+      `${total.bounded - total.boundedFailed} within its bound), ${failures} do not` +
       (skipped > 0 ? `, ${skipped} refused before the device (SKIPPED above)` : ""),
   );
   log(
+    `family ${family.label}: ${cases.length} drawn, ${checked} checked, ${skipped} skipped; ` +
+      `${total.exact} compared bit for bit, ${total.bounded} within the bound`,
+  );
+  log("per kernel:");
+  for (const line of tally.lines()) log(line);
+  log(
     `differences from PyTorch semantics (expected on an Ascend device, not a failure): ` +
-      `${pytorchDifferences} of ${cases.length} configurations, ${pytorchElements} elements`,
+      `${pytorchDifferences} of ${checked} configurations, ${pytorchElements} elements`,
   );
   for (const line of examples.slice(0, 10)) log(line);
   if (examples.length > 10) log(`  ... and ${examples.length - 10} more configurations`);
-  if (familyMismatches > 0) {
-    log(
-      `${familyMismatches} configurations the reference's family runs and the NPU's does not ` +
-        `(MISMATCH above)`,
-    );
-  }
   log(
     repeater !== null
       ? `repeatability in deterministic mode: ${repeats} configurations run twice ` +
@@ -239,8 +286,12 @@ export async function verifyDevice(
   );
   return {
     cases: cases.length,
+    checked,
     skipped,
-    failures: failures + familyMismatches,
+    exact: total.exact,
+    bounded: total.bounded,
+    kernels: tally.kernels(),
+    failures,
     pytorchDifferences,
     pytorchElements,
     repeats,
@@ -269,69 +320,6 @@ function deterministicUnavailable(npu: Device): string | null {
   }
 }
 
-const EMULATION_CONTROLS = {
-  aclemuSetAtomicSeed: { parameters: ["u64"], result: "void", optional: true },
-  aclemuAtomicSeed: { parameters: [], result: "u64", optional: true },
-} as const satisfies Deno.ForeignLibraryInterface;
-
-/**
- * Runs a configuration's two runs apart: on the host emulation it sets one seed of the atomic
- * kernels' order before each (`aclemuSetAtomicSeed`, restored at the end); on hardware the two runs
- * are two launches.
- */
-class Repeater {
-  private constructor(
-    private readonly library: Deno.DynamicLibrary<typeof EMULATION_CONTROLS> | null,
-    private readonly setSeed: ((seed: bigint) => void) | null,
-    private readonly seeds: readonly [bigint, bigint],
-    private readonly saved: bigint | null,
-  ) {}
-
-  /** The repeater of `npu`; `seed` (verify's) picks the two atomic-order seeds. */
-  static open(npu: Device, seed: number): Repeater {
-    const libs = libsOf(npu);
-    const seeds = [0x5eed0000n + 2n * BigInt(seed), 0x5eed0001n + 2n * BigInt(seed)] as const;
-    if (libs === null || !libs.emulated) return new Repeater(null, null, seeds, null);
-    // The emulation's libascendcl is loaded already: this only looks its controls up.
-    const library = Deno.dlopen(libs.aclPath, EMULATION_CONTROLS);
-    const { aclemuSetAtomicSeed, aclemuAtomicSeed } = library.symbols;
-    if (aclemuSetAtomicSeed === null || aclemuAtomicSeed === null) {
-      library.close();
-      return new Repeater(null, null, seeds, null);
-    }
-    return new Repeater(library, aclemuSetAtomicSeed, seeds, aclemuAtomicSeed());
-  }
-
-  /** Whether the runs are the emulation's, each with its own atomic-order seed. */
-  get emulated(): boolean {
-    return this.setSeed !== null;
-  }
-
-  /** How the two runs differed, for a mismatch's report. */
-  get how(): string {
-    const [a, b] = this.seeds.map((seed) => `0x${seed.toString(16)}`);
-    return this.emulated
-      ? `the emulation's atomic-order seeds (aclemuSetAtomicSeed) ${a}, then ${b}`
-      : "two launches of the same call on the same values";
-  }
-
-  /** Before run `k` (0 or 1) of a configuration. */
-  before(k: 0 | 1): void {
-    this.setSeed?.(this.seeds[k]);
-  }
-
-  /** Restores the emulation's seed. */
-  close(): void {
-    if (this.saved !== null) this.setSeed?.(this.saved);
-    this.library?.close();
-  }
-}
-
-function libsOf(npu: Device): CannLibraries | null {
-  const backend = deviceInternals(npu).backend();
-  return backend instanceof NpuBackend ? backend.runtime.libs : null;
-}
-
 async function runOnNpu(
   npu: Device,
   c: VerifyCase,
@@ -352,39 +340,6 @@ async function runOnNpu(
   return { values: read, bits };
 }
 
-/**
- * The indices whose bits differ between two runs of one configuration (float32: the values' bits;
- * float16/bfloat16: the raw bits), every NaN counted alike (payload and sign ignored).
- *
- * @example
- * ```ts
- * import { differingBits } from "./verify.ts";
- * differingBits(Uint16Array.of(0x7e00, 0x0000), Uint16Array.of(0xfd55, 0x8000), "float16"); // [1]
- * ```
- */
-export function differingBits(
-  a: Uint32Array | Uint16Array,
-  b: Uint32Array | Uint16Array,
-  dtype: VerifyCase["dtype"],
-): number[] {
-  const isNaN = nanTest(dtype);
-  const differing: number[] = [];
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    if (a[i] !== b[i] && !(isNaN(a[i]) && isNaN(b[i]))) differing.push(i);
-  }
-  return differing;
-}
-
-function nanTest(dtype: VerifyCase["dtype"]): (bits: number | undefined) => boolean {
-  const [exponent, mantissa] = dtype === "float32"
-    ? [0x7f800000, 0x007fffff]
-    : dtype === "float16"
-    ? [0x7c00, 0x03ff]
-    : [0x7f80, 0x007f];
-  return (bits) =>
-    bits !== undefined && ((bits & exponent) >>> 0) === exponent && (bits & mantissa) !== 0;
-}
-
 function repeatReport(
   c: VerifyCase,
   first: CaseResult,
@@ -397,16 +352,6 @@ function repeatReport(
   return `${differing.length} of ${first.bits.length} elements differ between two runs in ` +
     `deterministic mode, e.g. [${indexOf(c.inputSize, i).join(", ")}]: ${first.values[i]} ` +
     `(${hex(first.bits[i])}) then ${second.values[i]} (${hex(second.bits[i])})`;
-}
-
-// The multi-index of row-major element `flat` of a tensor of `shape`.
-function indexOf(shape: readonly number[], flat: number): number[] {
-  const index = new Array<number>(shape.length);
-  for (let d = shape.length - 1; d >= 0; d--) {
-    index[d] = flat % shape[d];
-    flat = Math.floor(flat / shape[d]);
-  }
-  return index;
 }
 
 function familyRuns(c: VerifyCase, generation: AscendGeneration): boolean {
