@@ -25,9 +25,13 @@ const SKIP_EPSILON = f(1e-6); // FloatEqual
 
 /** One dimension's matrix as taps: gradient index `o` adds `w0[o] * g` to `i0[o]`, `w1[o] * g` to `i1[o]` (-1: none). */
 export interface CubeTaps {
+  /** First cell per gradient index (-1: none). */
   readonly i0: Int32Array;
+  /** Second cell (-1: none). */
   readonly i1: Int32Array;
+  /** Weight towards `i0`. */
   readonly w0: Float32Array;
+  /** Weight towards `i1`. */
   readonly w1: Float32Array;
   /** The pass is skipped (its kernel scale within 1e-6 of 1; the sizes are then equal). */
   readonly skip: boolean;

@@ -25,11 +25,13 @@ const f = Math.fround;
 
 /** One gather launch: sizes, the kernel and its tiling's scales. */
 export interface Gather950Launch {
-  /** Image (result) height and width. */
+  /** Image (result) height. */
   readonly inH: number;
+  /** Image width. */
   readonly inW: number;
-  /** Gradient height and width. */
+  /** Gradient height. */
   readonly outH: number;
+  /** Gradient width. */
   readonly outW: number;
   /** DETERMINE (running coordinate sums) or DETERMINE_SCALES (coordinates recomputed). */
   readonly kernel: "determine" | "determine-scales";

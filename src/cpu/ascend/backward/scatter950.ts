@@ -25,13 +25,19 @@ const f = Math.fround;
 
 /** One scatter launch. */
 export interface Scatter950Launch {
+  /** Image (result) height. */
   readonly inH: number;
+  /** Image width. */
   readonly inW: number;
+  /** Gradient height. */
   readonly outH: number;
+  /** Gradient width. */
   readonly outW: number;
   /** `[scaleH, scaleW]` of the tiling (SetScales(false)). */
   readonly scales: readonly number[];
+  /** Align-corners coordinates (else half-pixel centres). */
   readonly alignCorners: boolean;
+  /** Whether the coordinate's multiply-add is fused. */
   readonly fma: boolean;
   /** The result's dtype: every term and add rounds to it. */
   readonly dtype: DType;

@@ -24,12 +24,15 @@ const MODE5_CHUNK = 256;
 
 /** One launch: the image (inputSize) and gradient planes' sizes and the kernel's settings. */
 export interface TbeLaunch {
-  /** Image height and width (the result's plane). */
+  /** Image height (the result's plane). */
   readonly inH: number;
+  /** Image width. */
   readonly inW: number;
-  /** Gradient height and width. */
+  /** Gradient height. */
   readonly outH: number;
+  /** Gradient width. */
   readonly outW: number;
+  /** Align-corners coordinates (else half-pixel centres). */
   readonly alignCorners: boolean;
   /** The generation's compile info (`tensor_c`, `l1_support`). */
   readonly spec: Tbe5hdSpec;
