@@ -171,7 +171,11 @@ function tbeVerdict(
     );
   }
   const hTable = linear5hdTable(inH, outH, call.alignCorners, fma);
-  if (atomicOrderFree5hd(mode, hTable, inW, spec, tbe5hdCores(generation, target.soc))) {
+  // Without a SoC the core count is unknown: every row is taken as its own core's (conservative).
+  const cores = target.soc === undefined
+    ? Number.MAX_SAFE_INTEGER
+    : tbe5hdCores(generation, target.soc);
+  if (atomicOrderFree5hd(mode, hTable, inW, spec, cores)) {
     return exact(
       kernel,
       mode === 5 || mode === 6
