@@ -51,7 +51,9 @@ export const USAGE: string =
 
 /** The `--help` text: usage, flags, exit codes. */
 export const HELP: string = `verify: checks an Ascend NPU's upsampling backward results against the
-device reference (the CPU backend computing what the Ascend kernels compute).
+device reference (the CPU backend computing what the Ascend kernels compute): bit for bit where the
+reference reproduces the kernel's bits, within the documented bound elsewhere. The configurations
+follow what the NPU's family and CANN run.
 
 ${USAGE}
   (published: deno run -A jsr:@aclnn/upsample/verify [flags])
@@ -79,8 +81,9 @@ flags:
 permissions: --allow-ffi --allow-env --allow-read
 
 exit status:
-  0  every result within its bound, every repeat with the same bits
-  1  a result outside its bound, a runtime failure (ERROR), or two runs that differ (REPEAT MISMATCH)
+  0  every result as the reference's (bits where exact, bound elsewhere), every repeat the same
+  1  a result off the reference (MISMATCH), a runtime failure (ERROR), or two runs that differ
+     (REPEAT MISMATCH)
   2  bad arguments, or no usable NPU`;
 
 function soc(text: string | undefined): string | undefined {

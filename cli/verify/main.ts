@@ -1,9 +1,12 @@
 /**
  * `verify`: checks an Ascend NPU's upsampling backward results against the library's device
- * reference. Seeded random configurations of the three ops run on the NPU (real CANN, or the host
- * emulation); each result must map indices exactly as the Ascend kernels do and keep every element
- * within the documented bound. Where the device differs from PyTorch's semantics is reported too —
- * expected on Ascend hardware, never a failure.
+ * reference. Seeded random configurations of what the NPU's family runs (the three ops, or bilinear
+ * alone on the 910 and 310P) run on the NPU (real CANN, or the host emulation); each result must
+ * equal the reference bit for bit where the reference reproduces the kernel's bits, and elsewhere
+ * map indices exactly as the Ascend kernels do and keep every element within the documented bound.
+ * It reports how many configurations it checked, skipped, and compared each way, per kernel. Where
+ * the device differs from PyTorch's semantics is reported too — expected on Ascend hardware, never
+ * a failure.
  *
  * ```sh
  * deno run -A jsr:@aclnn/upsample/verify --cases 200 --seed 7
@@ -14,9 +17,9 @@
  * Where the runtime has deterministic mode, each configuration run in it is run twice and must give
  * the same bits (`--no-repeat` skips that).
  *
- * Exit status: 0 all within bounds, 1 a result outside its bound (or a configuration the runtime
- * failed, printed as ERROR, or a deterministic one whose two runs differ, printed as REPEAT
- * MISMATCH), 2 bad arguments or no usable NPU.
+ * Exit status: 0 all match, 1 a result off the reference (bits where it is exact, the bound
+ * elsewhere; or a configuration the runtime failed, printed as ERROR, or a deterministic one whose
+ * two runs differ, printed as REPEAT MISMATCH), 2 bad arguments or no usable NPU.
  *
  * Importing this module runs nothing; it runs when it is the main module.
  *

@@ -1,10 +1,14 @@
-// `deno task verify`: its command line (bad values are errors naming the flag and the value) and the
-// configurations it runs (seeded, with tie and one-scale bilinear cases, all valid for the ops).
+// `deno task verify`: its command line (bad values are errors naming the flag and the value), the
+// configurations it runs (seeded, with tie and one-scale bilinear cases, all valid for the ops, drawn
+// from what the NPU's family runs), and runs on the emulation of every family: at least 90 of 100
+// drawn configurations checked, compared bit for bit where the device reference is exact and within
+// the bound elsewhere, and failing under the planted one-ulp fault (ACLEMU_ULP_FAULT), which every
+// bound lets through.
 
 import assert from "node:assert/strict";
 import { Device, runParams } from "../../mod.ts";
 import { parseVerifyArgs, UsageError } from "../../cli/verify/args.ts";
-import { makeCases, routeCases } from "../../cli/verify/cases.ts";
+import { makeCases, routeCases, type VerifyCase } from "../../cli/verify/cases.ts";
 import {
   emu,
   EMU_DIR,
@@ -112,12 +116,53 @@ Deno.test("verify: the cases are seeded, valid, and include ties, one-scale bili
   await cpu.synchronize();
 });
 
+Deno.test("verify: the draws follow the family's mix (its ops, a refused draw drawn again, equal sizes last)", () => {
+  const dtypes = ["float32", "float16", "bfloat16"] as const;
+  // Everything runs: the same cases as without a mix.
+  assert.deepEqual(makeCases(100, 7, dtypes, { runs: () => true }), makeCases(100, 7, dtypes));
+  // The 910 and 310P: bilinear alone (the tie slots draw random cases), bfloat16 only with equal
+  // sizes (checkFamilySupports).
+  const sizesDiffer = (c: VerifyCase): boolean =>
+    c.inputSize[2] !== c.outputSize[0] || c.inputSize[3] !== c.outputSize[1];
+  const runs = (c: VerifyCase): boolean => c.dtype !== "bfloat16" || !sizesDiffer(c);
+  const tbeOnly = makeCases(200, 7, dtypes, { ops: ["bilinear2d"], runs });
+  assert.ok(tbeOnly.every((c) => c.op === "bilinear2d" && runs(c)));
+  assert.equal(tbeOnly.filter((c) => c.kind === "tie").length, 0);
+  assert.equal(tbeOnly.filter((c) => c.kind === "one-scale").length, 40);
+  assert.equal(tbeOnly.filter((c) => c.deterministic).length, 40, "by position, as ever");
+  assert.ok(
+    tbeOnly.some((c) => c.dtype === "float16") && tbeOnly.some((c) => c.dtype === "float32"),
+  );
+  // Only bfloat16 asked for: the family's one bfloat16 bilinear, equal sizes, scales not given.
+  const bf16 = makeCases(20, 7, ["bfloat16"], { ops: ["bilinear2d"], runs });
+  assert.ok(bf16.every((c) => !sizesDiffer(c) && c.scales.every((s) => s === 0)), "equal sizes");
+  // Nothing runs: the draws are kept (verify reports them as skipped).
+  assert.equal(makeCases(10, 7, dtypes, { runs: () => false }).length, 10);
+  // The route cases take the first dtype the family runs.
+  assert.deepEqual(
+    routeCases(["bfloat16", "float32"], { runs }).map((c) => c.dtype),
+    ["float32", "float32", "float32"],
+  );
+});
+
 const MAIN = new URL("../../cli/verify/main.ts", import.meta.url).pathname;
 
-/** Runs `deno task verify`'s script in a child Deno (the libDir decides which emulation it loads). */
-async function verify(args: string[]): Promise<{ code: number; out: string; err: string }> {
+/**
+ * Runs `deno task verify`'s script in a child Deno (the libDir decides which emulation it loads, the
+ * emulation's variables, ACLEMU_SOC included, come from `env` alone).
+ */
+async function verify(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; out: string; err: string }> {
+  const inherited = Deno.env.toObject();
+  for (const key of Object.keys(inherited)) {
+    if (key.startsWith("ACLEMU_") || key === "ACLNN_LIB_DIR") delete inherited[key];
+  }
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-ffi", "--allow-env", "--allow-read", MAIN, ...args],
+    env: { ...inherited, ...env },
+    clearEnv: true,
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -125,11 +170,110 @@ async function verify(args: string[]): Promise<{ code: number; out: string; err:
   return { code: output.code, out: decode(output.stdout), err: decode(output.stderr) };
 }
 
+/** Every emulated family: [label, ACLEMU_SOC, libDir]. */
+const FAMILIES: ReadonlyArray<readonly [string, string, string]> = [
+  ["Atlas A2/A3", "Ascend910B3", EMU_DIR],
+  ["Atlas A2/A3 \\(bilinear V1 only\\)", "Ascend910B3", EMU_NO_V2_DIR],
+  ["Atlas training series \\(Ascend 910\\)", "Ascend910A", EMU_DIR],
+  ["Atlas inference series \\(Ascend 310P\\)", "Ascend310P3", EMU_DIR],
+  ["Ascend 950", "Ascend950PR_9599", EMU_DIR],
+];
+
+/** The family line of a run: drawn, checked, skipped, bit for bit, within the bound. */
+function familyCounts(out: string, label: string): number[] {
+  const line = out.match(
+    new RegExp(
+      `^family ${label}: (\\d+) drawn, (\\d+) checked, (\\d+) skipped; (\\d+) compared bit ` +
+        `for bit, (\\d+) within the bound$`,
+      "m",
+    ),
+  );
+  assert.ok(line !== null, out);
+  return line.slice(1).map(Number);
+}
+
+Deno.test({
+  name:
+    "verify: every emulated family checks at least 90 of 100 drawn configurations, bit for bit where the reference is exact",
+  ignore: EMULATED_LANE.ignore !== undefined,
+}, async () => {
+  for (const [label, soc, libDir] of FAMILIES) {
+    const { code, out, err } = await verify(
+      ["--cases", "100", "--seed", "29", "--lib-dir", libDir],
+      {
+        ACLEMU_SOC: soc,
+      },
+    );
+    assert.equal(code, 0, out + err);
+    const [drawn, checked, skipped, exact, bounded] = familyCounts(out, label);
+    console.log(`${soc} ${libDir}: ${drawn} drawn, ${checked} checked, ${exact} bit for bit`);
+    assert.equal(drawn, 103, out); // and the 3 fixed route calls
+    assert.ok(checked >= 93 && checked + skipped === drawn, out);
+    assert.equal(exact + bounded, checked, out);
+    assert.ok(exact >= 10, `${soc}: ${exact} compared bit for bit\n${out}`);
+    // Each skipped configuration is printed with the library's reason.
+    assert.equal(out.match(/^SKIPPED /gm)?.length ?? 0, skipped, out);
+    // Per kernel, summing to the totals.
+    const perKernel = [...out.matchAll(/^ {2}\S+: (\d+) bit for bit, (\d+) within the bound$/gm)];
+    assert.ok(perKernel.length >= 2, out);
+    assert.equal(perKernel.reduce((sum, m) => sum + Number(m[1]), 0), exact, out);
+    assert.equal(perKernel.reduce((sum, m) => sum + Number(m[2]), 0), bounded, out);
+    assert.match(
+      out,
+      new RegExp(
+        `^103 configurations on .*: ${checked} match the device reference \\(${exact} bit for ` +
+          `bit where it is exact, ${bounded} within its bound\\), 0 do not`,
+        "m",
+      ),
+    );
+  }
+});
+
+Deno.test({
+  name:
+    "verify: the planted one-ulp fault in the order-free kernels fails on every family, though within every bound",
+  ignore: EMULATED_LANE.ignore !== undefined,
+}, async () => {
+  for (const [label, soc, libDir] of FAMILIES) {
+    const { code, out, err } = await verify(["--cases", "40", "--seed", "3", "--lib-dir", libDir], {
+      ACLEMU_SOC: soc,
+      ACLEMU_ULP_FAULT: "1",
+    });
+    assert.equal(code, 1, out + err);
+    const mismatches = out.match(/^MISMATCH .*$/gm) ?? [];
+    assert.ok(mismatches.length > 0, out);
+    // Each one a bit-for-bit comparison whose every element lies within the bound: the bound alone
+    // would have passed it. The first nonzero cell, one ulp off.
+    for (const line of mismatches) {
+      assert.match(
+        line,
+        /: bit for bit \(\S+: .*\): 1 of \d+ elements differ in their bits, e\.g\. \[[\d, ]+\]: NPU \S+ \(0x[0-9a-f]{8}\), reference \S+ \(0x[0-9a-f]{8}\); every element within the bound$/,
+      );
+    }
+    const [, checked, , exact] = familyCounts(out, label);
+    assert.match(
+      out,
+      new RegExp(
+        `^43 configurations on .*: ${checked - mismatches.length} match the device reference`,
+        "m",
+      ),
+    );
+    assert.ok(mismatches.length <= exact, out);
+    console.log(
+      `${soc} ${libDir}: ${mismatches.length} of ${exact} exact comparisons caught the fault`,
+    );
+  }
+});
+
 Deno.test("verify: passes on the emulated device and reports where it differs from PyTorch", async () => {
   const { code, out, err } = await verify(["--cases", "40", "--seed", "5", "--lib-dir", EMU_DIR]);
   assert.equal(code, 0, out + err);
   // 40 seeded configurations and the 3 that reach the deterministic route.
-  assert.match(out, /43 configurations on Ascend\S* .*: 43 match the device reference/);
+  assert.match(
+    out,
+    /43 configurations on Ascend\S* .*: 43 match the device reference \([1-9]\d* bit for bit where it is exact, [1-9]\d* within its bound\), 0 do not$/m,
+  );
+  assert.match(out, /^family Atlas A2\/A3: 43 drawn, 43 checked, 0 skipped;/m);
   assert.match(
     out,
     /repeatability in deterministic mode: 11 configurations run twice \(the emulation with two atomic-order seeds\), 0 gave different bits/,
@@ -158,11 +302,14 @@ Deno.test("verify: fails on an emulation that maps nearest-exact like PyTorch", 
     EMU_TORCH_MAP_DIR,
   ]);
   assert.equal(code, 1, out + err);
-  assert.match(out, /MISMATCH nearestExact[12]d .*\(tie\): \d+ of \d+ elements differ/);
+  assert.match(
+    out,
+    /MISMATCH nearestExact[12]d .*\(tie\): within the bound \(UpsampleNearestExact2dGrad\): \d+ of \d+ elements differ/,
+  );
   assert.match(out, /43 configurations on .*: \d+ match the device reference .*, [1-9]\d* do not/);
 });
 
-Deno.test("verify: a runtime without deterministic mode runs those cases with it off, unrepeated; V1 limits are skipped", async () => {
+Deno.test("verify: a runtime without deterministic mode runs those cases with it off, unrepeated; a V1-only CANN gets what V1 runs", async () => {
   const { code, out, err } = await verify(["--cases", "5", "--lib-dir", EMU_OLD_RUNTIME_DIR]);
   assert.equal(code, 0, out + err);
   assert.match(
@@ -174,13 +321,23 @@ Deno.test("verify: a runtime without deterministic mode runs those cases with it
     out,
     /repeatability in deterministic mode: not checked \(deterministic mode is not available\)/,
   );
-  // A CANN without V2: what V1 would get wrong on A2/A3 (a scale, bfloat16) is refused, counted.
+  // A CANN without V2: the draws leave out what V1 would get wrong on A2/A3 (a scale that does not
+  // match the sizes, bfloat16), and V1's bilinear is checked against the TBE kernel it runs.
   const v1 = await verify(["--cases", "10", "--lib-dir", EMU_NO_V2_DIR]);
   assert.equal(v1.code, 0, v1.out + v1.err);
-  assert.match(v1.out, /^SKIPPED bilinear2d .*this CANN only has/m);
+  assert.doesNotMatch(v1.out, /^SKIPPED/m);
   assert.match(
     v1.out,
-    /13 configurations on .*: \d+ match .*, 0 do not, [1-9] refused before the device/,
+    /^family Atlas A2\/A3 \(bilinear V1 only\): 13 drawn, 13 checked, 0 skipped/m,
+  );
+  assert.match(v1.out, /^ {2}ResizeBilinearV2Grad5HD\.MODE\d: [1-9]\d* bit for bit/m);
+  // Only bfloat16, which V1 does not take: its bilinear draws are refused and said why.
+  const bf16 = await verify(["--cases", "10", "--dtype", "bfloat16", "--lib-dir", EMU_NO_V2_DIR]);
+  assert.equal(bf16.code, 0, bf16.out + bf16.err);
+  assert.match(bf16.out, /^SKIPPED bilinear2d bfloat16 .*this CANN only has/m);
+  assert.match(
+    bf16.out,
+    /13 configurations on .*: \d+ match .*, 0 do not, [1-9]\d* refused before the device/,
   );
 });
 
@@ -203,6 +360,12 @@ EMULATED_LANE.test("verify: a runtime failure in one configuration is reported a
   }
   assert.equal(summary.cases, 9); // and the 3 route cases
   assert.equal(summary.failures, 1, lines.join("\n"));
+  assert.equal(summary.checked, 8, lines.join("\n"));
+  assert.equal(summary.exact + summary.bounded, 8);
+  assert.equal(
+    [...summary.kernels.values()].reduce((sum, k) => sum + k.exact + k.bounded, 0),
+    8,
+  );
   // Case 4 and the route cases run twice, with the same bits.
   assert.deepEqual([summary.repeats, summary.repeatMismatches], [4, 0], lines.join("\n"));
   assert.match(
