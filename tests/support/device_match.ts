@@ -54,27 +54,20 @@ export function targetGeneration(target: DeviceTarget = {}): AscendGeneration {
 const referenceDevices = new Map<string, Device>();
 
 /**
- * The CPU device the reference of `op` runs on for `bilinearApi` and the SoC `soc` (on A2/A3 V1
- * bilinear is PyTorch's from the sizes; on the 950 every call has the 950's device reference),
+ * The CPU device the reference of the SoC `soc` runs on (for every op and bilinear API:
+ * `deviceReference` runs A2/A3's V1 bilinear as V2's fallback to the TBE kernel from the sizes),
  * opened once per test process: a device per comparison would cost a WebAssembly memory each,
  * which a qemu-run aarch64 process never gives back.
  *
  * @example
  * ```ts ignore
- * const expected = await deviceReference(problem, grad, { device: referenceDevice(problem.op, "v2") });
+ * const expected = await deviceReference(problem, grad, { device: referenceDevice() });
  * ```
  */
-export function referenceDevice(
-  op: UpsampleOp,
-  bilinearApi: BilinearApi = "v2",
-  soc?: string,
-): Device {
-  const { generation, known } = generationOfSoc(soc);
-  const numerics = op === "bilinear2d" && bilinearApi === "v1" && generation === "a2"
-    ? "pytorch"
-    : "device";
+export function referenceDevice(soc?: string): Device {
+  const numerics = "device";
   // An unknown SoC is not an option Device.open takes: the A2/A3 rules are assumed for it.
-  const deviceSoc = numerics === "device" && known ? soc : undefined;
+  const deviceSoc = generationOfSoc(soc).known ? soc : undefined;
   const key = `${numerics} ${deviceSoc ?? ""}`;
   let device = referenceDevices.get(key);
   if (device === undefined) {
@@ -104,7 +97,7 @@ export async function referenceFor(
   const expected = await deviceReference(problem, grad, {
     bilinearApi,
     generation,
-    device: referenceDevice(problem.op, bilinearApi, target.soc),
+    device: referenceDevice(target.soc),
   });
   const bound: BoundOptions = generation === "950"
     ? { bilinearApi, generation, deterministic: target.deterministic ?? false }
