@@ -4,6 +4,8 @@
  * ("ties"), and bilinear with a scale on one dimension only (the device then derives both scales from
  * the sizes) — and, in deterministic mode, every fifth one and a fixed few bilinear calls
  * that reach the deterministic route of the TBE kernel ResizeBilinearV2Grad (`src/rules/route.ts`).
+ * A {@link CaseMix} makes the draws follow an NPU's family (`mix.ts`): its ops, and a case it
+ * refuses drawn again.
  *
  * @module
  */
