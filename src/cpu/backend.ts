@@ -26,7 +26,6 @@ import { hostMemoryInfo } from "./host_memory.ts";
 import { MAX_PAGES } from "./wasm/heap.ts";
 import {
   ascendCall,
-  ascendPlan,
   type AscendTarget,
   checkAscendRules,
   DEFAULT_ASCEND_TARGET,
@@ -37,9 +36,7 @@ import type { DeviceDefects } from "../rules/arrangement.ts";
 import type { WarningNotice } from "../rules/warning_codes.ts";
 import { runRouteCpu, transposedArgs, transposedSizes } from "./ascend/backward/route.ts";
 import { runTbeCpu, tbeLaunchOf } from "./ascend/backward/tbe_launch.ts";
-import { gather950LaunchOf, runGather950Cpu } from "./ascend/backward/gather950.ts";
-import { runCubeCpu } from "./ascend/backward/cube_a2.ts";
-import { runScatter950Cpu, scatter950LaunchOf } from "./ascend/backward/scatter950.ts";
+import { deviceKernelOf } from "./ascend/backward/kernel_of.ts";
 import { forwardPlan } from "../rules/forward_device.ts";
 import { forwardDeviceCpu } from "./ascend/forward/reference.ts";
 import { TaskQueue } from "./task_queue.ts";
@@ -83,11 +80,6 @@ export const cpuTuning = {
    */
   minParallelElements: 65536,
 };
-
-// The emulation's (and ascendPlan's) name prefix of the TBE kernel's launches.
-const TBE_KERNEL = "ResizeBilinearV2Grad5HD";
-// A2/A3's Cube-matmul backward kernels (cube_a2.ts, with the target's cubeOrder "ascending").
-const CUBE_KERNELS = new Set(["UpsampleBilinear2dGrad", "UpsampleNearestExact2dGrad"]);
 
 /** Which kernels a CPU device runs. */
 export type CpuKernels = "auto" | "typescript";
@@ -299,23 +291,11 @@ export class CpuBackend implements Backend<CpuBuffer> {
         const launch = tbeLaunchOf(transposedSizes(call), this.ascend);
         return this.#runInOrder(() => runTbeCpu(transposedArgs(kernelArgs(call)), launch));
       }
-      // The TBE ResizeBilinearV2Grad and the 950's gathers: their own arithmetic and order.
-      const plan = ascendPlan(call, this.ascend);
-      const deviceCall = call;
-      if (plan.kernel.startsWith(TBE_KERNEL)) {
-        const launch = tbeLaunchOf(deviceCall, this.ascend);
-        return this.#runInOrder(() => runTbeCpu(kernelArgs(deviceCall), launch));
-      }
-      const gather = plan.gather ? gather950LaunchOf(deviceCall, this.ascend) : null;
-      if (gather !== null) {
-        return this.#runInOrder(() => runGather950Cpu(kernelArgs(deviceCall), gather));
-      }
-      const scatter = plan.atomic ? scatter950LaunchOf(deviceCall, this.ascend) : null;
-      if (scatter !== null) {
-        return this.#runInOrder(() => runScatter950Cpu(kernelArgs(deviceCall), scatter));
-      }
-      if (this.ascend.cubeOrder === "ascending" && CUBE_KERNELS.has(plan.kernel)) {
-        return this.#runInOrder(() => runCubeCpu(kernelArgs(deviceCall), deviceCall.op));
+      // The device's own kernels where the reference has them (kernel_of.ts), else the shared ones.
+      const kernel = deviceKernelOf(call, this.ascend);
+      if (kernel !== null) {
+        const args = call;
+        return this.#runInOrder(() => kernel(kernelArgs(args)));
       }
       call = ascendCall(call, this.ascend);
     }
