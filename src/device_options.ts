@@ -72,6 +72,16 @@ export interface DeviceOpenOptions {
    */
   tbeFma?: boolean;
   /**
+   * With an Atlas A2/A3 `soc` (or none): the order inside the Cube matmuls of the kernels
+   * UpsampleNearestExact2dGrad, UpsampleBilinear2dGrad (V2's own kernel) and the forward
+   * UpsampleBilinear2d, which the hardware leaves open. `"pytorch"` (default): the backward sums in
+   * PyTorch's order, and the device is within the documented bound of it. `"ascending"`: the
+   * source's W pass then H pass, each output's terms in ascending order from +0 (the host
+   * emulation's reading; `deno task doctor` probes whether a device follows it): then the
+   * reference gives those calls' bits.
+   */
+  cubeOrder?: "pytorch" | "ascending";
+  /**
    * When deterministic mode is on (the `deterministic` option, `setDeterministic` or per call) and a
    * call's kernel adds in an order nothing fixes (it ignores the flag), warn once on stderr and run
    * it instead of throwing `NondeterministicKernelError` (default false; PyTorch's `warn_only`).
@@ -115,6 +125,7 @@ const OPEN_KEYS = new Set([
   "soc",
   "ascendFma",
   "tbeFma",
+  "cubeOrder",
   "deterministicWarnOnly",
   "warnings",
   "deviceDefects",
@@ -266,14 +277,17 @@ export function checkShape(shape: readonly number[], what: string): number {
   return numel(shape, `${what}: shape`);
 }
 
-// The Ascend target of a device reference from the `soc`, `ascendFma` and `tbeFma` options.
+// The Ascend target of a device reference from the `soc`, `ascendFma`, `tbeFma` and `cubeOrder`
+// options.
 function ascendTarget(options: DeviceOpenOptions, backend: string): AscendTarget {
-  const { soc, ascendFma, tbeFma } = options;
-  if (soc === undefined && ascendFma === undefined && tbeFma === undefined) {
-    return DEFAULT_ASCEND_TARGET;
-  }
-  const key = soc !== undefined ? "soc" : ascendFma !== undefined ? "ascendFma" : "tbeFma";
-  const value = soc !== undefined ? JSON.stringify(soc) : String(options[key]);
+  const { soc, ascendFma, tbeFma, cubeOrder } = options;
+  const given = (["soc", "ascendFma", "tbeFma", "cubeOrder"] as const).filter((k) =>
+    options[k] !== undefined
+  );
+  if (given.length === 0) return DEFAULT_ASCEND_TARGET;
+  const key = given[0];
+  const raw = options[key];
+  const value = key === "soc" || typeof raw === "string" ? JSON.stringify(raw) : String(raw);
   if (backend !== "cpu" || options.numerics !== "device") {
     throw new TypeError(
       `Device.open: ${key} ${value} chooses the kernels the CPU device reference reproduces, so it ` +
@@ -301,6 +315,11 @@ function ascendTarget(options: DeviceOpenOptions, backend: string): AscendTarget
         `the names aclrtGetSocName answers)`,
     );
   }
+  if (cubeOrder !== undefined && cubeOrder !== "pytorch" && cubeOrder !== "ascending") {
+    throw new TypeError(
+      `Device.open cubeOrder must be "pytorch" or "ascending", got ${String(cubeOrder)}`,
+    );
+  }
   const socText = soc === undefined ? "unset (the A2/A3 rules)" : JSON.stringify(soc);
   if (ascendFma !== undefined && generation !== "950" && generation !== "a2") {
     throw new TypeError(
@@ -315,11 +334,18 @@ function ascendTarget(options: DeviceOpenOptions, backend: string): AscendTarget
         `and 310P, got soc ${socText}: the 950 runs its own kernels (ascendFma)`,
     );
   }
+  if (cubeOrder !== undefined && generation !== "a2") {
+    throw new TypeError(
+      `Device.open cubeOrder ${JSON.stringify(cubeOrder)} applies to the Cube-matmul kernels of ` +
+        `Atlas A2/A3 only, got soc ${socText}: the other families run no Cube kernel`,
+    );
+  }
   return {
     generation,
     bilinearApi: "v2",
     fma: ascendFma ?? true,
     tbeFma: tbeFma ?? false,
+    ...(cubeOrder === undefined ? {} : { cubeOrder }),
     ...(soc === undefined ? {} : { soc }),
   };
 }

@@ -5,8 +5,10 @@
  * (`deterministic.ts`), and which contraction rule the device follows, probed with a call whose answer
  * differs: on an Ascend 950 nearest-exact 1d, L 6 -> 1 (input 2 when `i * scale - 0.5` is one fused
  * multiply-add, 3 when the product is rounded first); elsewhere the TBE ResizeBilinearV2Grad's
- * `scale * (d + 0.5) - 0.5` (`probeTbeFma`; docs/device-semantics.md); and on the TBE families
- * whether the kernel's tiling mode 6 drops the columns its source says it drops (`column_loss.ts`).
+ * `scale * (d + 0.5) - 0.5` (`probeTbeFma`; docs/device-semantics.md); on Atlas A2/A3 which
+ * reading of the order inside a Cube matmul the device follows (`cube_order.ts`); and on the TBE
+ * families whether the kernel's tiling mode 6 drops the columns its source says it drops
+ * (`column_loss.ts`).
  *
  * @module
  */
@@ -20,6 +22,7 @@ import {
   generationOfSoc,
 } from "../../src/rules/generation.ts";
 import { columnLossCheck } from "./column_loss.ts";
+import { cubeOrderCheck } from "./cube_order.ts";
 import { deterministicChecks, npuDeterministicHost } from "./deterministic.ts";
 import { type Check, checkFromError } from "./report.ts";
 
@@ -184,7 +187,7 @@ export async function generationChecks(npu: Device): Promise<Check[]> {
   } catch (error) {
     checks.push(checkFromError("warn", what, error, "see the error above"));
   }
-  if (generation === "a2") checks.push(await cubeCheck(npu));
+  if (generation === "a2") checks.push(await cubeCheck(npu), await cubeOrderCheck(npu));
   if (generation !== "950") checks.push(await columnLossCheck(npu, generation));
   return checks;
 }
