@@ -77,7 +77,18 @@ export interface Choice {
   explore: boolean;
 }
 
-/** The last {@link WINDOW} values and their median. */
+/**
+ * The last {@link WINDOW} values and their median.
+ *
+ * @example
+ * ```ts
+ * import { Window } from "./planner.ts";
+ * const times = new Window();
+ * times.push(3.1);
+ * times.push(2.9);
+ * times.median(Infinity); // 3
+ * ```
+ */
 export class Window {
   readonly #values: number[] = [];
   #next = 0;
@@ -112,7 +123,16 @@ interface ShapeState {
   again: boolean;
 }
 
-/** The class of a call: its kernel path times dtype (3 dtypes). */
+/**
+ * The class of a call: its kernel path times dtype (3 dtypes).
+ *
+ * @example
+ * ```ts
+ * import { callClass } from "./planner.ts";
+ * const call = { kernel: "bilinear_backward" as const, args: [0], planes: 4, outPlaneBytes: 64, gradPlaneBytes: 256 };
+ * callClass(call); // 6: bilinear, float32
+ * ```
+ */
 export function callClass(call: CallShape): number {
   const kind = call.kernel === "bilinear_forward"
     ? 5
