@@ -1,9 +1,10 @@
 /**
  * The CPU backend: tensors live in a WebAssembly memory; ops run on the wasm SIMD kernels when both
  * tensors are contiguous, else on the TypeScript kernels (same bits either way). With one thread
- * every op runs inside the call. With more, the memory is shared and large ops are queued for
- * worker threads, each taking whole planes, so every element is computed by the same operations as
- * on one thread: results are the same bits whatever the thread count, and always deterministic.
+ * every op runs inside the call. With more, the memory is shared and a large op is shared by the
+ * calling thread and worker threads (or runs alone where its shape was measured faster so), each
+ * thread taking whole chunks of planes or rows, so every element is computed by the same operations
+ * as on one thread: results are the same bits whatever the thread count, and always deterministic.
  * Small ops run inside the call when nothing is queued (a hand-off costs more than they do).
  *
  * @module
@@ -75,7 +76,7 @@ export const cpuTuning = {
   /**
    * Calls moving fewer elements (gradOutput + result) run on the calling thread when nothing is
    * queued. Measured with `bench/threshold.ts`: below it a hand-off to two workers cost more than
-   * it saved. Larger calls are planned per call (`threads/planner.ts`); 0 sends every call to all
+   * it saved. Larger calls are planned per call (`threads/planner.ts`); 0 shares every call with all
    * the workers it can use (tests).
    */
   minParallelElements: 65536,
@@ -350,7 +351,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
         const ready = scheduler !== null && !scheduler.broken
           ? prepare(kernels, call, this.threads)
           : null;
-        // The scheduler runs it here (timed) or on the workers, as planned for its cost.
+        // The scheduler runs it here alone or shared with the workers (timed), as its shape's times say.
         const pending = ready === null ? null : scheduler!.run(ready);
         if (pending !== null) return pending === undefined ? undefined : this.#then(pending, call);
       }
