@@ -1,7 +1,7 @@
 /**
  * The command line of `deno task verify` (`node:util` parseArgs, strict): `--cases N`, `--seed S`,
  * `--lib-dir DIR`, `--device-id I`, `--dtype float32|float16|bfloat16|all`, `--soc NAME`,
- * `--no-repeat`, `--help`.
+ * `--cube-order pytorch|ascending|auto`, `--no-repeat`, `--help`.
  *
  * @module
  */
@@ -30,6 +30,13 @@ export interface VerifyOptions {
    */
   readonly soc?: string;
   /**
+   * `--cube-order`: how the reference reads the order inside Atlas A2/A3's Cube matmuls
+   * (`Device.open`'s `cubeOrder`): `"ascending"` compares those kernels bit for bit, `"pytorch"`
+   * within the bound, `"auto"` (default) runs doctor's Cube-order probe first and takes the reading
+   * the device follows (the bound when it follows neither). Other families run no Cube kernel.
+   */
+  readonly cubeOrder: "pytorch" | "ascending" | "auto";
+  /**
    * Whether each configuration run in deterministic mode is run a second time and must give the
    * same bits (default true, where the runtime has deterministic mode; `--no-repeat`: false).
    */
@@ -46,8 +53,8 @@ export interface VerifyOptions {
 /** The usage lines. */
 export const USAGE: string =
   `usage: deno task verify [--cases N] [--seed S] [--lib-dir DIR] [--device-id I]
-                        [--dtype float32|float16|bfloat16|all] [--soc NAME] [--no-repeat]
-                        [--adjoint] [--help]`;
+                        [--dtype float32|float16|bfloat16|all] [--soc NAME]
+                        [--cube-order pytorch|ascending|auto] [--no-repeat] [--adjoint] [--help]`;
 
 /** The `--help` text: usage, flags, exit codes. */
 export const HELP: string = `verify: checks an Ascend NPU's upsampling backward results against the
@@ -67,6 +74,12 @@ flags:
   --dtype T        float32, float16, bfloat16 or all (default all)
   --soc NAME       check against the reference of this SoC (e.g. Ascend910B3, Ascend950PR_9599)
                    instead of the SoC the runtime reports (aclrtGetSocName)
+  --cube-order O   Atlas A2/A3: how the reference reads the order inside the Cube matmuls of
+                   UpsampleNearestExact2dGrad and UpsampleBilinear2dGrad, which the hardware leaves
+                   open: ascending (the source's W pass then H pass, each output's terms in
+                   ascending order) compares them bit for bit, pytorch within the bound, auto
+                   (default) runs doctor's Cube-order probe first and takes the reading the device
+                   follows, the bound when it follows neither (said in the report)
   --no-repeat      skip the repeatability check: by default, where the runtime has deterministic
                    mode, every configuration run in it (every fifth seeded one and the three
                    bilinear calls that reach the deterministic route) runs twice and must give the
@@ -125,6 +138,7 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
         "device-id": { type: "string" },
         dtype: { type: "string", default: "all" },
         soc: { type: "string" },
+        "cube-order": { type: "string", default: "auto" },
         "no-repeat": { type: "boolean", default: false },
         adjoint: { type: "boolean", default: false },
         help: { type: "boolean", default: false },
@@ -143,6 +157,12 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
   if (libDir !== undefined && libDir.trim() === "") {
     throw new UsageError(`verify: --lib-dir must be a folder, got an empty string`);
   }
+  const cubeOrder = values["cube-order"];
+  if (cubeOrder !== "pytorch" && cubeOrder !== "ascending" && cubeOrder !== "auto") {
+    throw new UsageError(
+      `verify: --cube-order must be pytorch, ascending or auto, got "${cubeOrder}"`,
+    );
+  }
   return {
     cases: integerFlag("cases", values.cases, 1),
     seed: integerFlag("seed", values.seed, 0),
@@ -152,6 +172,7 @@ export function parseVerifyArgs(args: readonly string[]): VerifyOptions {
       : integerFlag("device-id", values["device-id"], 0),
     dtypes: dtype === "all" ? DTYPES : [dtype],
     ...(values.soc === undefined ? {} : { soc: soc(values.soc) }),
+    cubeOrder,
     repeat: !values["no-repeat"],
     adjoint: values.adjoint,
     help: values.help,

@@ -42,6 +42,7 @@ import {
   referenceTarget,
   verdictOf,
 } from "./exact.ts";
+import { chooseCubeOrder } from "./cube_order.ts";
 import { npuFamily } from "./mix.ts";
 import { differingBits, Repeater } from "./repeat.ts";
 
@@ -103,11 +104,15 @@ export async function verifyDevice(
       `(${options.soc !== undefined ? "--soc" : "the runtime's SoC"}: ${target.reason})`,
   );
   const soc = bound.soc;
+  // A2/A3's Cube kernels: bit for bit in the reading the device follows (--cube-order, probed).
+  const cube = await chooseCubeOrder(npu, options.cubeOrder, target.generation, options.soc);
+  if (cube.line !== null) log(cube.line);
   using reference = Device.open({
     backend: "cpu",
     numerics: "device",
     warnings: "ignore",
     ...(soc === undefined ? {} : { soc }),
+    ...(cube.cubeOrder === undefined ? {} : { cubeOrder: cube.cubeOrder }),
   });
   using pytorch = Device.open({ backend: "cpu", warnings: "ignore" });
   // Deterministic mode per call needs the runtime's switch (aclrtCtxSetSysParamOpt).

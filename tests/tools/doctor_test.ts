@@ -8,6 +8,7 @@ import { checkFromError, exitCodeOf, formatReport, splitFix } from "../../cli/do
 import { compareCheck, smokeChecks } from "../../cli/doctor/smoke.ts";
 import { deterministicChecks } from "../../cli/doctor/deterministic.ts";
 import { columnLossCall, columnLossCheck, probeColumnLoss } from "../../cli/doctor/column_loss.ts";
+import { cubeOrderCheck, probeCubeOrder } from "../../cli/doctor/cube_order.ts";
 import {
   type ChildResult,
   makeToolkit,
@@ -285,4 +286,67 @@ Deno.test({
   const warn = await columnLossCheck(cpu, generation);
   assert.equal(warn.status, "warn");
   assert.ok(warn.fix);
+});
+
+Deno.test("doctor: the Cube-order probe tells the two readings apart, and neither", async () => {
+  // CPU device references stand in for devices that follow each reading: the probe's calls must
+  // differ between "pytorch" and "ascending", else it could not tell them apart.
+  for (const cubeOrder of ["pytorch", "ascending"] as const) {
+    using device = Device.open({ backend: "cpu", numerics: "device", cubeOrder, threads: 1 });
+    const probe = await probeCubeOrder(device);
+    assert.equal(probe.follows, cubeOrder, JSON.stringify(probe));
+    assert.equal(probe.calls.length, 3);
+    const [nearest, bilinear, forward] = probe.calls;
+    assert.match(nearest.what, /^nearest-exact 2d backward/);
+    assert.match(bilinear.what, /UpsampleBilinear2dGrad/);
+    assert.equal(forward.pytorch, null, "the forward Cube kernel has one reading");
+    assert.equal(forward.ascending, 0);
+    for (const c of [nearest, bilinear]) {
+      const [same, other] = cubeOrder === "ascending"
+        ? [c.ascending, c.pytorch!]
+        : [c.pytorch!, c.ascending];
+      assert.equal(same, 0, c.what);
+      assert.ok(other >= 10 && other < c.elements, `${c.what}: ${other} differ`);
+    }
+    const check = await cubeOrderCheck(device);
+    assert.equal(check.status, "ok");
+    assert.ok(check.title.includes(`follows the reading "${cubeOrder}"`), check.title);
+    assert.ok(check.title.includes(`--cube-order ${cubeOrder}`), check.title);
+    assert.equal(check.detail?.length, 3);
+  }
+  // PyTorch's own kernels follow neither (and map nearest-exact otherwise): the bound stays.
+  using pytorch = Device.open({ backend: "cpu", threads: 1 });
+  const neither = await cubeOrderCheck(pytorch);
+  assert.equal(neither.status, "info");
+  assert.match(neither.title, /follows neither reading bit for bit: .*within the .*bound/);
+});
+
+Deno.test({
+  name:
+    'doctor: the Cube-order probe finds the emulated A2/A3 follows "ascending", a planted ulp neither',
+  ignore: EMULATED_LANE.ignore !== undefined || emulatedGeneration() !== "a2",
+}, async () => {
+  using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
+  const probe = await probeCubeOrder(npu);
+  assert.equal(probe.follows, "ascending", JSON.stringify(probe));
+  assert.ok(probe.calls.every((c) => c.ascending === 0), JSON.stringify(probe));
+  const controls = Deno.dlopen(
+    `${EMU_DIR}libascendcl.so`,
+    {
+      aclemuSetUlpFault: { parameters: ["i32"], result: "void" },
+    } as const,
+  );
+  try {
+    controls.symbols.aclemuSetUlpFault(1);
+    const faulted = await probeCubeOrder(npu);
+    assert.equal(faulted.follows, undefined, JSON.stringify(faulted));
+    // The fault moves one element of each backward launch; the forward is left alone.
+    assert.deepEqual(faulted.calls.map((c) => c.ascending), [1, 1, 0]);
+    const check = await cubeOrderCheck(npu);
+    assert.equal(check.status, "info");
+    assert.match(check.title, /follows neither reading/);
+  } finally {
+    controls.symbols.aclemuSetUlpFault(0);
+    controls.close();
+  }
 });

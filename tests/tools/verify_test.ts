@@ -3,7 +3,8 @@
 // from what the NPU's family runs), and runs on the emulation of every family: at least 90 of 100
 // drawn configurations checked, compared bit for bit where the device reference is exact and within
 // the bound elsewhere, and failing under the planted one-ulp fault (ACLEMU_ULP_FAULT), which every
-// bound lets through.
+// bound lets through; on A2/A3 the Cube kernels compared bit for bit in the reading the Cube-order
+// probe finds (--cube-order auto), within the bound with --cube-order pytorch.
 
 import assert from "node:assert/strict";
 import { Device, runParams } from "../../mod.ts";
@@ -18,6 +19,7 @@ import {
   EMULATED_LANE,
 } from "../support/helpers.ts";
 import { differingBits, verifyDevice, type VerifySummary } from "../../cli/verify/verify.ts";
+import { chooseCubeOrder } from "../../cli/verify/cube_order.ts";
 
 Deno.test("verify: the command line", () => {
   const defaults = parseVerifyArgs([]);
@@ -25,6 +27,9 @@ Deno.test("verify: the command line", () => {
   assert.equal(defaults.seed, 1);
   assert.equal(defaults.libDir, undefined);
   assert.deepEqual(defaults.dtypes, ["float32", "float16", "bfloat16"]);
+  assert.equal(defaults.cubeOrder, "auto");
+  assert.equal(parseVerifyArgs(["--cube-order", "ascending"]).cubeOrder, "ascending");
+  assert.equal(parseVerifyArgs(["--cube-order=pytorch"]).cubeOrder, "pytorch");
   const given = parseVerifyArgs([
     "--cases",
     "7",
@@ -42,6 +47,7 @@ Deno.test("verify: the command line", () => {
     libDir: "/opt/cann/lib64",
     deviceId: 1,
     dtypes: ["bfloat16"],
+    cubeOrder: "auto",
     repeat: true,
     adjoint: false,
     help: false,
@@ -59,6 +65,10 @@ Deno.test("verify: the command line", () => {
     ],
     [["--device-id", "x"], /--device-id must be an integer >= 0, got "x"/],
     [["--lib-dir", ""], /--lib-dir must be a folder/],
+    [
+      ["--cube-order", "descending"],
+      /--cube-order must be pytorch, ascending or auto, got "descending"/,
+    ],
     [["--no-repeat=1"], /verify: .*no-repeat/s],
     [["--frobnicate"], /verify: .*frobnicate.*\nusage: deno task verify/s],
     [["stray"], /verify: .*stray.*\nusage: deno task verify/s],
@@ -226,6 +236,36 @@ Deno.test({
         "m",
       ),
     );
+    // A2/A3: the Cube-order probe runs first and finds the emulation's reading, so the Cube
+    // kernels are compared bit for bit; the other families run no Cube kernel.
+    const a2 = soc === "Ascend910B3";
+    if (a2) {
+      assert.match(
+        out,
+        /^Cube order: auto: doctor's Cube-order probe finds this device follows "ascending": /m,
+      );
+      const cube = [
+        ...out.matchAll(/^ {2}Upsample\w+2dGrad: (\d+) bit for bit, (\d+) within the bound$/gm),
+      ];
+      assert.ok(cube.length >= 1 && cube.every((m) => Number(m[1]) > 0 && m[2] === "0"), out);
+    } else {
+      assert.doesNotMatch(out, /^Cube order:/m);
+    }
+    if (!a2 || libDir !== EMU_DIR) continue;
+    // --cube-order pytorch: the same draws, the Cube kernels within the bound instead.
+    const pytorch = await verify(
+      ["--cases", "100", "--seed", "29", "--lib-dir", libDir, "--cube-order", "pytorch"],
+      { ACLEMU_SOC: soc },
+    );
+    assert.equal(pytorch.code, 0, pytorch.out + pytorch.err);
+    const [, checkedP, , exactP, boundedP] = familyCounts(pytorch.out, label);
+    const cubeCount = [...out.matchAll(/^ {2}Upsample\w+2dGrad: (\d+) bit for bit/gm)]
+      .reduce((sum, m) => sum + Number(m[1]), 0);
+    console.log(`${soc}: --cube-order pytorch ${exactP} bit for bit, auto ${exact}`);
+    assert.equal(checkedP, checked);
+    assert.equal(exactP, exact - cubeCount, pytorch.out);
+    assert.equal(boundedP, bounded + cubeCount, pytorch.out);
+    assert.match(pytorch.out, /^Cube order: --cube-order pytorch: .*compared within the bound/m);
   }
 });
 
@@ -262,6 +302,20 @@ Deno.test({
     console.log(
       `${soc} ${libDir}: ${mismatches.length} of ${exact} exact comparisons caught the fault`,
     );
+    if (soc !== "Ascend910B3") continue;
+    // The fault moves the probe's bits too: auto takes the bound for the Cube kernels, and
+    // --cube-order ascending compares them bit for bit, which catches it there as well.
+    assert.match(out, /^Cube order: auto: .*follows neither reading .*within the bound/m);
+    assert.doesNotMatch(out, /^MISMATCH .*\(Upsample\w+2dGrad: /m);
+    const ascending = await verify(
+      ["--cases", "40", "--seed", "3", "--lib-dir", libDir, "--cube-order", "ascending"],
+      { ACLEMU_SOC: soc, ACLEMU_ULP_FAULT: "1" },
+    );
+    assert.equal(ascending.code, 1, ascending.out + ascending.err);
+    assert.match(
+      ascending.out,
+      /^MISMATCH nearestExact\dd .*: bit for bit \(UpsampleNearestExact2dGrad: .*; every element within the bound$/m,
+    );
   }
 });
 
@@ -293,20 +347,24 @@ Deno.test("verify: passes on the emulated device and reports where it differs fr
 });
 
 Deno.test("verify: fails on an emulation that maps nearest-exact like PyTorch", async () => {
-  const { code, out, err } = await verify([
-    "--cases",
-    "40",
-    "--seed",
-    "5",
-    "--lib-dir",
-    EMU_TORCH_MAP_DIR,
-  ]);
+  const args = ["--cases", "40", "--seed", "5", "--lib-dir", EMU_TORCH_MAP_DIR];
+  // Its Cube kernels sum in the "ascending" reading (the probe has no ties), so auto compares them
+  // bit for bit; the ties miss both the bits and the bound.
+  const { code, out, err } = await verify(args);
   assert.equal(code, 1, out + err);
+  assert.match(out, /^Cube order: auto: .*follows "ascending"/m);
   assert.match(
     out,
-    /MISMATCH nearestExact[12]d .*\(tie\): within the bound \(UpsampleNearestExact2dGrad\): \d+ of \d+ elements differ/,
+    /MISMATCH nearestExact[12]d .*\(tie\): bit for bit \(UpsampleNearestExact2dGrad: .*elements differ in their bits.*; the bound: \d+ of \d+ elements differ/,
   );
   assert.match(out, /43 configurations on .*: \d+ match the device reference .*, [1-9]\d* do not/);
+  // Within the bound alone (--cube-order pytorch), the index mapping fails it just the same.
+  const bound = await verify([...args, "--cube-order", "pytorch"]);
+  assert.equal(bound.code, 1, bound.out + bound.err);
+  assert.match(
+    bound.out,
+    /MISMATCH nearestExact[12]d .*\(tie\): within the bound \(UpsampleNearestExact2dGrad\): \d+ of \d+ elements differ/,
+  );
 });
 
 Deno.test("verify: a runtime without deterministic mode runs those cases with it off, unrepeated; a V1-only CANN gets what V1 runs", async () => {
@@ -354,7 +412,9 @@ EMULATED_LANE.test("verify: a runtime failure in one configuration is reported a
   emu().aclemuFailNextLaunch(507015);
   let summary: VerifySummary;
   try {
-    summary = await verifyDevice(npu, parseVerifyArgs(["--cases", "6"]), (l) => lines.push(l));
+    // The Cube order as given: auto's probe would take the failure meant for a configuration.
+    const args = ["--cases", "6", "--cube-order", "pytorch"];
+    summary = await verifyDevice(npu, parseVerifyArgs(args), (l) => lines.push(l));
   } finally {
     emu().aclemuResetFaults();
   }
@@ -394,4 +454,35 @@ Deno.test("verify: a repeat compares raw bits, every NaN alike", () => {
     differingBits(Uint16Array.of(0x7f81, 0x3f80), Uint16Array.of(0xffc0, 0x3f81), "bfloat16"),
     [1],
   );
+});
+
+EMULATED_LANE.test("verify --cube-order: auto takes the bound where the probe fails; a family without Cube kernels refuses an explicit order", async () => {
+  using npu = Device.open({ backend: "npu", libDir: EMU_DIR });
+  const generation = npu.generation!;
+  if (generation === "a2") {
+    emu().aclemuFailNextLaunch(507015);
+    let choice;
+    try {
+      choice = await chooseCubeOrder(npu, "auto", generation, undefined);
+    } finally {
+      emu().aclemuResetFaults();
+    }
+    assert.equal(choice.cubeOrder, "pytorch");
+    assert.match(
+      choice.line ?? "",
+      /^Cube order: auto: doctor's Cube-order probe could not run \(.*507015.*\): .*within the bound/,
+    );
+    const explicit = await chooseCubeOrder(npu, "ascending", generation, undefined);
+    assert.equal(explicit.cubeOrder, "ascending");
+  }
+  for (const other of ["910", "310p", "950"] as const) {
+    assert.deepEqual(await chooseCubeOrder(npu, "auto", other, undefined), {
+      cubeOrder: undefined,
+      line: null,
+    });
+    await assert.rejects(
+      chooseCubeOrder(npu, "ascending", other, undefined),
+      /verify --cube-order ascending: the reference follows the .* rules, which run no Cube kernel/,
+    );
+  }
 });
