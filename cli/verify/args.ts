@@ -95,8 +95,7 @@ permissions: --allow-ffi --allow-env --allow-read
 
 exit status:
   0  every result as the reference's (bits where exact, bound elsewhere), every repeat the same
-  1  a result off the reference (MISMATCH), a runtime failure (ERROR), or two runs that differ
-     (REPEAT MISMATCH)
+  1  MISMATCH (a result off the reference), ERROR (a runtime failure), REPEAT MISMATCH (two runs)
   2  bad arguments, or no usable NPU`;
 
 function soc(text: string | undefined): string | undefined {

@@ -6,7 +6,7 @@
 // mode passes on each family and fails where the emulation's planted zero-weight fault makes the
 // deterministic route order-dependent; doctor names the family, per op support and determinism, what
 // deterministic mode runs per op, and the contraction probe's answer (both ACLEMU_FMA /
-// ACLEMU_TBE_FMA settings).
+// ACLEMU_TBE_FMA settings); on A2/A3 the Cube-order probe's reading.
 
 import assert from "node:assert/strict";
 import { EMU_DIR, EMULATED_LANE } from "../support/helpers.ts";
@@ -286,6 +286,32 @@ Deno.test({
     const shifted = await run("doctor", A2, [], { ACLEMU_FORWARD_SHIFT_FAULT: "1" });
     assert.match(shifted.text, /^\[FAIL\] adjoint nearestExact1d .*kernels disagree$/m);
   });
+  await t.step(
+    "doctor's Cube-order probe: A2/A3 alone, the emulation's reading, a planted ulp neither",
+    async () => {
+      const { text } = await run("doctor", A2, []);
+      assert.match(
+        text,
+        /^\[ok\] +Cube order probe \(A2\/A3's Cube matmuls\): this device follows the reading "ascending" .*device reference cubeOrder: "ascending"; deno task verify --cube-order ascending/m,
+      );
+      assert.match(
+        text,
+        /^ {7}nearest-exact 2d backward \[1, 2, 5, 7\] <- \[11, 16\]: differs from "ascending" in 0 of 70 elements, from "pytorch" in [1-9]\d*$/m,
+      );
+      assert.match(
+        text,
+        /^ {7}bilinear backward .*UpsampleBilinear2dGrad\): differs from "ascending" in 0 of 70 elements, from "pytorch" in [1-9]\d*$/m,
+      );
+      const faulted = await run("doctor", A2, [], { ACLEMU_ULP_FAULT: "1" });
+      assert.match(
+        faulted.text,
+        /^\[info\] Cube order probe \(A2\/A3's Cube matmuls\): this device follows neither reading bit for bit/m,
+      );
+      for (const soc of [A950, A910]) {
+        assert.doesNotMatch((await run("doctor", soc, [])).text, /Cube order probe/);
+      }
+    },
+  );
   await t.step("doctor's Cube FMA probe on A2/A3 follows ACLEMU_FMA", async () => {
     for (const [fma, answer] of [["1", "contracts the centre"], ["0", "rounds the product"]]) {
       const { text } = await run("doctor", A2, [], { ACLEMU_FMA: fma });
