@@ -18,7 +18,7 @@
 import { a2LinearTable, a2NearestScale, a2NearestStarts } from "../../../rules/ascend_a2.ts";
 import type { UpsampleParams } from "../../../rules/ops.ts";
 import type { BilinearBackwardArgs } from "../../types.ts";
-import { readPlanes, writePlanes } from "./route.ts";
+import { runOnPlanes } from "./planes.ts";
 
 const f = Math.fround;
 const SKIP_EPSILON = f(1e-6); // FloatEqual
@@ -168,8 +168,6 @@ export function runCubeCpu(args: BilinearBackwardArgs, op: UpsampleParams["op"])
   const [n, c] = args.inputSize;
   const inH = one ? 1 : args.inputSize[2], inW = args.inputSize[one ? 2 : 3];
   const outH = one ? 1 : args.outputSize[0], outW = args.outputSize[one ? 0 : 1];
-  const planes = n * c;
-  if (planes === 0 || inH * inW === 0) return;
   const view = (v: BilinearBackwardArgs["out"]) =>
     one ? { ...v, strides: [v.strides[0], v.strides[1], 0, v.strides[2]] } : v;
   const args2d = {
@@ -179,16 +177,18 @@ export function runCubeCpu(args: BilinearBackwardArgs, op: UpsampleParams["op"])
     inputSize: [n, c, inH, inW],
     outputSize: [outH, outW],
   };
-  const th = one
-    ? {
-      i0: Int32Array.of(0),
-      i1: Int32Array.of(-1),
-      w0: Float32Array.of(1),
-      w1: Float32Array.of(0),
-      skip: true,
-    }
-    : cubeTaps(op, inH, outH, args.alignCorners, args.scales[0]);
-  const tw = cubeTaps(op, inW, outW, args.alignCorners, args.scales[one ? 0 : 1]);
-  const grad = readPlanes(args2d, planes, outH, outW);
-  writePlanes(args2d, cubeTwoPass(grad, planes, inH, inW, outH, outW, th, tw), planes, inH, inW);
+  // The taps are built only for a nonempty result (runOnPlanes skips the kernel otherwise).
+  runOnPlanes(args2d, { inH, inW, outH, outW }, (grad, planes) => {
+    const th = one
+      ? {
+        i0: Int32Array.of(0),
+        i1: Int32Array.of(-1),
+        w0: Float32Array.of(1),
+        w1: Float32Array.of(0),
+        skip: true,
+      }
+      : cubeTaps(op, inH, outH, args.alignCorners, args.scales[0]);
+    const tw = cubeTaps(op, inW, outW, args.alignCorners, args.scales[one ? 0 : 1]);
+    return cubeTwoPass(grad, planes, inH, inW, outH, outW, th, tw);
+  });
 }

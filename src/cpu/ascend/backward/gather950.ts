@@ -19,20 +19,12 @@ import { mulAddF32 } from "../../../rules/float32.ts";
 import type { AscendTarget } from "../../../rules/numerics.ts";
 import type { UpsampleParams } from "../../../rules/ops.ts";
 import type { BilinearBackwardArgs } from "../../types.ts";
-import { readPlanes, writePlanes } from "./route.ts";
+import { type PlaneSizes, planeSizesOf, runOnPlanes } from "./planes.ts";
 
 const f = Math.fround;
 
 /** One gather launch: sizes, the kernel and its tiling's scales. */
-export interface Gather950Launch {
-  /** Image (result) height. */
-  readonly inH: number;
-  /** Image width. */
-  readonly inW: number;
-  /** Gradient height. */
-  readonly outH: number;
-  /** Gradient width. */
-  readonly outW: number;
+export interface Gather950Launch extends PlaneSizes {
   /** DETERMINE (running coordinate sums) or DETERMINE_SCALES (coordinates recomputed). */
   readonly kernel: "determine" | "determine-scales";
   /** `[scaleH, scaleW]`: SetScales(true), gradient cells per image cell. */
@@ -178,13 +170,8 @@ export function gather950LaunchOf(
     deterministic: call.deterministic,
   });
   if (route.kernel !== "determine" && route.kernel !== "determine-scales") return null;
-  const [, , inH, inW] = call.inputSize;
-  const [outH, outW] = call.outputSize;
   return {
-    inH,
-    inW,
-    outH,
-    outW,
+    ...planeSizesOf(call),
     kernel: route.kernel,
     scales: route.scales,
     alignCorners: call.alignCorners,
@@ -206,9 +193,5 @@ export function gather950LaunchOf(
  * ```
  */
 export function runGather950Cpu(args: BilinearBackwardArgs, launch: Gather950Launch): void {
-  const [n, c] = args.inputSize;
-  const planes = n * c;
-  if (planes === 0 || launch.inH * launch.inW === 0) return;
-  const grad = readPlanes(args, planes, launch.outH, launch.outW);
-  writePlanes(args, gather950(grad, planes, launch), planes, launch.inH, launch.inW);
+  runOnPlanes(args, launch, (grad, planes) => gather950(grad, planes, launch));
 }

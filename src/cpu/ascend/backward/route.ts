@@ -10,7 +10,7 @@
  */
 
 import type { DeterministicRoute } from "../../../rules/route.ts";
-import { RowReader, RowWriter } from "../../strided.ts";
+import { readPlanes, writePlanes } from "./planes.ts";
 import { tbePass } from "./tbe_pass.ts";
 import type { BilinearBackwardArgs, StridedArray } from "../../types.ts";
 
@@ -91,68 +91,6 @@ export function transposedArgs(args: BilinearBackwardArgs): BilinearBackwardArgs
     return { ...view, strides: [sn, sc, sw, sh] };
   };
   return { ...transposedSizes(args), gradOutput: swap(args.gradOutput), out: swap(args.out) };
-}
-
-/**
- * gradOutput's logical `[N, C, rows, cols]` as contiguous float32 planes (16-bit values widened,
- * exactly, as the host's cast to float32 does).
- *
- * @example
- * ```ts
- * import { readPlanes } from "./route.ts";
- * const gradOutput = { data: new Float32Array([1, 2]), dtype: "float32", strides: [2, 2, 2, 1], offset: 0 } as const;
- * readPlanes({ gradOutput, out: gradOutput, inputSize: [1, 1, 1, 1], outputSize: [1, 2], scales: [0, 0], alignCorners: false }, 1, 1, 2);
- * // Float32Array [1, 2]
- * ```
- */
-export function readPlanes(
-  args: BilinearBackwardArgs,
-  planes: number,
-  rows: number,
-  cols: number,
-): Float32Array {
-  const view = args.gradOutput;
-  const [sN, sC, sH] = view.strides;
-  const channels = args.inputSize[1];
-  const reader = new RowReader(view, cols, 0);
-  const cells = new Float32Array(planes * rows * cols);
-  for (let p = 0; p < planes; p++) {
-    const planeStart = view.offset + Math.floor(p / channels) * sN + (p % channels) * sC;
-    for (let h = 0; h < rows; h++) {
-      const row = reader.row(planeStart + h * sH);
-      const base = reader.base;
-      cells.set(row.subarray(base, base + cols), (p * rows + h) * cols);
-    }
-  }
-  return cells;
-}
-
-/**
- * Writes contiguous float32 planes (`rows x cols` each) into `out`'s logical `[N, C, rows, cols]`,
- * rounding to its dtype (round to nearest even, as the host's cast back does).
- *
- * @example
- * ```ts
- * import { writePlanes } from "./route.ts";
- * const out = { data: new Float32Array(2), dtype: "float32", strides: [2, 2, 2, 1], offset: 0 } as const;
- * writePlanes({ gradOutput: out, out, inputSize: [1, 1, 1, 2], outputSize: [1, 1], scales: [0, 0], alignCorners: false }, Float32Array.of(3, 4), 1, 1, 2);
- * ```
- */
-export function writePlanes(
-  args: BilinearBackwardArgs,
-  cells: Float32Array,
-  planes: number,
-  rows: number,
-  cols: number,
-): void {
-  const view = args.out;
-  const [sN, sC, sH] = view.strides;
-  const channels = args.inputSize[1];
-  const writer = new RowWriter(view, cols);
-  for (let p = 0; p < planes; p++) {
-    const planeStart = view.offset + Math.floor(p / channels) * sN + (p % channels) * sC;
-    for (let h = 0; h < rows; h++) writer.write(planeStart + h * sH, cells, (p * rows + h) * cols);
-  }
 }
 
 function transposePlanes(

@@ -19,20 +19,12 @@ import type { UpsampleParams } from "../../../rules/ops.ts";
 import { type DType, roundToDType } from "../../../tensor/dtype.ts";
 import type { BilinearBackwardArgs } from "../../types.ts";
 import { launchPermutation, REFERENCE_LAUNCH_SEED } from "./tbe_flush.ts";
-import { readPlanes, writePlanes } from "./route.ts";
+import { type PlaneSizes, planeSizesOf, runOnPlanes } from "./planes.ts";
 
 const f = Math.fround;
 
 /** One scatter launch. */
-export interface Scatter950Launch {
-  /** Image (result) height. */
-  readonly inH: number;
-  /** Image width. */
-  readonly inW: number;
-  /** Gradient height. */
-  readonly outH: number;
-  /** Gradient width. */
-  readonly outW: number;
+export interface Scatter950Launch extends PlaneSizes {
   /** `[scaleH, scaleW]` of the tiling (SetScales(false)). */
   readonly scales: readonly number[];
   /** Align-corners coordinates (else half-pixel centres). */
@@ -104,13 +96,8 @@ export function scatter950LaunchOf(
     deterministic: call.deterministic,
   });
   if (route.kernel !== "simt") return null;
-  const [, , inH, inW] = call.inputSize;
-  const [outH, outW] = call.outputSize;
   return {
-    inH,
-    inW,
-    outH,
-    outW,
+    ...planeSizesOf(call),
     scales: route.scales,
     alignCorners: call.alignCorners,
     fma: target.fma,
@@ -131,9 +118,5 @@ export function scatter950LaunchOf(
  * ```
  */
 export function runScatter950Cpu(args: BilinearBackwardArgs, launch: Scatter950Launch): void {
-  const [n, c] = args.inputSize;
-  const planes = n * c;
-  if (planes === 0 || launch.inH * launch.inW === 0) return;
-  const grad = readPlanes(args, planes, launch.outH, launch.outW);
-  writePlanes(args, scatter950(grad, planes, launch), planes, launch.inH, launch.inW);
+  runOnPlanes(args, launch, (grad, planes) => scatter950(grad, planes, launch));
 }

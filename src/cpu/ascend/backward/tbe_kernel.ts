@@ -16,6 +16,7 @@
 
 import { mulAddF32 } from "../../../rules/float32.ts";
 import { type Tbe5hdSpec, tilingMode5hd } from "../../../rules/ascend_5hd.ts";
+import type { PlaneSizes } from "./planes.ts";
 import { type Flush, mergeFlushes, pushFlush, REFERENCE_LAUNCH_SEED } from "./tbe_flush.ts";
 
 const f = Math.fround;
@@ -23,15 +24,7 @@ const f = Math.fround;
 const MODE5_CHUNK = 256;
 
 /** One launch: the image (inputSize) and gradient planes' sizes and the kernel's settings. */
-export interface TbeLaunch {
-  /** Image height (the result's plane). */
-  readonly inH: number;
-  /** Image width. */
-  readonly inW: number;
-  /** Gradient height. */
-  readonly outH: number;
-  /** Gradient width. */
-  readonly outW: number;
+export interface TbeLaunch extends PlaneSizes {
   /** Align-corners coordinates (else half-pixel centres). */
   readonly alignCorners: boolean;
   /** The generation's compile info (`tensor_c`, `l1_support`). */

@@ -13,7 +13,7 @@ import { tbe5hdCores, tbe5hdSpec } from "../../../rules/ascend_5hd.ts";
 import type { AscendTarget } from "../../../rules/numerics.ts";
 import type { UpsampleParams } from "../../../rules/ops.ts";
 import type { BilinearBackwardArgs } from "../../types.ts";
-import { readPlanes, writePlanes } from "./route.ts";
+import { planeSizesOf, runOnPlanes } from "./planes.ts";
 import { tbeKernel, type TbeLaunch } from "./tbe_kernel.ts";
 
 /**
@@ -30,13 +30,8 @@ import { tbeKernel, type TbeLaunch } from "./tbe_kernel.ts";
 export function tbeLaunchOf(call: UpsampleParams, target: AscendTarget): TbeLaunch {
   const generation = target.generation;
   if (generation === "950") throw new RangeError("tbeLaunchOf: the 950 runs no TBE kernel");
-  const [, , inH, inW] = call.inputSize;
-  const [outH, outW] = call.outputSize;
   return {
-    inH,
-    inW,
-    outH,
-    outW,
+    ...planeSizesOf(call),
     alignCorners: call.alignCorners,
     spec: tbe5hdSpec(generation),
     cores: tbe5hdCores(generation, target.soc),
@@ -58,10 +53,5 @@ export function tbeLaunchOf(call: UpsampleParams, target: AscendTarget): TbeLaun
  * ```
  */
 export function runTbeCpu(args: BilinearBackwardArgs, launch: TbeLaunch): void {
-  const [n, c] = args.inputSize;
-  const planes = n * c;
-  if (planes === 0 || launch.inH * launch.inW === 0) return;
-  const grad = readPlanes(args, planes, launch.outH, launch.outW);
-  const result = tbeKernel(grad, planes, launch);
-  writePlanes(args, result, planes, launch.inH, launch.inW);
+  runOnPlanes(args, launch, (grad, planes) => tbeKernel(grad, planes, launch));
 }
