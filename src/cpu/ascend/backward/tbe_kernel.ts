@@ -20,8 +20,8 @@ import type { PlaneSizes } from "./planes.ts";
 import { type Flush, mergeFlushes, pushFlush, REFERENCE_LAUNCH_SEED } from "./tbe_flush.ts";
 
 const f = Math.fround;
-// Gradient columns per chunk of mode 5's L1 tables (CalRunningInfo: w_loop = CeilDiv(grads_w, 256)).
-const MODE5_CHUNK = 256;
+/** Gradient columns per chunk of mode 5's L1 tables (CalRunningInfo: `w_loop = CeilDiv(grads_w, 256)`). */
+export const MODE5_CHUNK = 256;
 
 /** One launch: the image (inputSize) and gradient planes' sizes and the kernel's settings. */
 export interface TbeLaunch extends PlaneSizes {
@@ -234,18 +234,33 @@ function mode5Tables(c: Context): WTables {
     r[x] = f(v - idx[x]);
     l[x] = f(1 - r[x]);
   }
-  const count = new Int32Array(inW + chunks + 1);
+  return { idx, l, r, count: segmentCounts(idx, outW, inW), chunks };
+}
+
+/**
+ * Mode 5's l1_count: gradient columns per segment, a run of columns on one image column inside one
+ * 256-column chunk (a run crossing a chunk boundary is two segments). `lower`: each gradient
+ * column's image column.
+ *
+ * @example
+ * ```ts
+ * import { segmentCounts } from "./tbe_kernel.ts";
+ * segmentCounts(Int32Array.of(0, 0, 1, 1), 4, 2); // Int32Array [2, 2, 0, 0]
+ * ```
+ */
+export function segmentCounts(lower: Int32Array, outCols: number, inCols: number): Int32Array {
+  const count = new Int32Array(inCols + Math.ceil(outCols / MODE5_CHUNK) + 1);
   let chunkEnd = MODE5_CHUNK, extra = 0, previous = 0;
-  for (let x = 0; x < outW; x++) {
-    const cell = idx[x];
-    if (x < chunkEnd) previous = cell;
+  for (let j = 0; j < outCols; j++) {
+    const cell = lower[j];
+    if (j < chunkEnd) previous = cell;
     else {
       chunkEnd += MODE5_CHUNK;
       if (previous === cell) extra++;
     }
     count[cell + extra]++;
   }
-  return { idx, l, r, count, chunks };
+  return count;
 }
 
 // Mode 5 (normal_small: small_in_each_core, small_in_mul, small_in_add), one gradient row: per chunk

@@ -16,13 +16,12 @@ import { fmaF32 } from "../../../rules/float32.ts";
 import { linear5hdTable, type Tbe5hdSpec } from "../../../rules/ascend_5hd.ts";
 import type { RoutePass } from "../../../rules/route.ts";
 import type { LinearTable } from "../../../rules/pytorch.ts";
+import { MODE5_CHUNK, segmentCounts } from "./tbe_kernel.ts";
 
 const f = Math.fround;
 // The H weights of an H-unchanged launch: scale 1, src = h, r = 0 (get_src_index, get_ratio).
 const HL = 1;
 const HR = 0;
-// Gradient columns per chunk of mode 5's L1 tables (CalRunningInfo: w_loop = CeilDiv(grads_w, 256)).
-const MODE5_CHUNK = 256;
 
 /**
  * The pass on `planes` planes of `pass.rows x pass.outCols` float32 gradient cells (contiguous),
@@ -132,23 +131,6 @@ function finiteRow(g: Float32Array, start: number, n: number): boolean {
     if (!Number.isFinite(g[i])) return false;
   }
   return true;
-}
-
-// l1_count: gradient columns per segment (a run of one image column inside one 256-column chunk;
-// a run crossing a chunk boundary is two segments).
-function segmentCounts(lower: Int32Array, outCols: number, inCols: number): Int32Array {
-  const count = new Int32Array(inCols + Math.ceil(outCols / MODE5_CHUNK) + 1);
-  let chunkEnd = MODE5_CHUNK, extra = 0, previous = 0;
-  for (let j = 0; j < outCols; j++) {
-    const cell = lower[j];
-    if (j < chunkEnd) previous = cell;
-    else {
-      chunkEnd += MODE5_CHUNK;
-      if (previous === cell) extra++;
-    }
-    count[cell + extra]++;
-  }
-  return count;
 }
 
 // Mode 5 (normal_small: small_in_mul, small_in_add, one atomic data_move of each UB row): per chunk
