@@ -19,13 +19,11 @@
 import {
   type Device,
   type DType,
+  runParams,
   type Tensor,
   upsampleBilinear2d,
-  upsampleBilinear2dBackward,
   upsampleNearestExact1d,
-  upsampleNearestExact1dBackward,
   upsampleNearestExact2d,
-  upsampleNearestExact2dBackward,
 } from "../../mod.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
 import { FAMILY_NAMES } from "../../src/rules/generation.ts";
@@ -104,8 +102,8 @@ export async function adjointPair(
   using gTensor = backwardDevice.tensor(g, gradShape, { dtype });
   using gAbs = backwardDevice.tensor(g.map(Math.abs), gradShape, { dtype });
   using y = forward(xTensor, call);
-  using gi = backward(gTensor, call);
-  using giAbs = backward(gAbs, call);
+  using gi = runParams(gTensor, call);
+  using giAbs = runParams(gAbs, call);
   const [yValues, giValues, magnitudeValues] = await Promise.all([
     y.toFloat32Array(),
     gi.toFloat32Array(),
@@ -123,24 +121,27 @@ export async function adjointPair(
   return { forwardDot, backwardDot, bound, ratio: Math.abs(forwardDot - backwardDot) / bound };
 }
 
-function forward(x: Tensor, call: UpsampleParams): Tensor {
+/**
+ * The public forward op of `call` on `x` (the forward counterpart of `runParams`): its output
+ * size, scales (0 = from the sizes) and, for bilinear, `alignCorners`.
+ *
+ * @example
+ * ```ts
+ * import { Device } from "../../mod.ts";
+ * import { forward } from "./adjoint.ts";
+ * using device = Device.open({ backend: "cpu" });
+ * using x = device.tensor([1, 2], [1, 1, 2]);
+ * const call = { op: "nearestExact1d", dtype: "float32", inputSize: [1, 1, 2], outputSize: [4], scales: [0], alignCorners: false } as const;
+ * using y = forward(x, call); // [1, 1, 2, 2]
+ * ```
+ */
+export function forward(x: Tensor, call: UpsampleParams): Tensor {
   const { op, outputSize, scales, alignCorners } = call;
   if (op === "nearestExact1d") return upsampleNearestExact1d(x, { outputSize, scales: scales[0] });
   const options = { outputSize, scalesH: scales[0], scalesW: scales[1] };
   return op === "nearestExact2d"
     ? upsampleNearestExact2d(x, options)
     : upsampleBilinear2d(x, { ...options, alignCorners });
-}
-
-function backward(g: Tensor, call: UpsampleParams): Tensor {
-  const { op, inputSize, outputSize, scales, alignCorners } = call;
-  if (op === "nearestExact1d") {
-    return upsampleNearestExact1dBackward(g, { outputSize, inputSize, scales: scales[0] });
-  }
-  const options = { outputSize, inputSize, scalesH: scales[0], scalesW: scales[1] };
-  return op === "nearestExact2d"
-    ? upsampleNearestExact2dBackward(g, options)
-    : upsampleBilinear2dBackward(g, { ...options, alignCorners });
 }
 
 /** What an adjoint run found. */

@@ -6,17 +6,11 @@
 // own, and it catches a planted index shift, another family's backward and PyTorch's forward.
 
 import assert from "node:assert/strict";
-import {
-  Device,
-  type Tensor,
-  upsampleBilinear2d,
-  upsampleNearestExact1d,
-  upsampleNearestExact2d,
-} from "../../mod.ts";
+import { Device, upsampleBilinear2d } from "../../mod.ts";
 import { generationOfSoc } from "../../src/rules/generation.ts";
 import { forwardPlan, forwardRefusal } from "../../src/rules/forward_device.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
-import { adjointPair } from "../../cli/verify/adjoint.ts";
+import { adjointPair, forward } from "../../cli/verify/adjoint.ts";
 import { makeCases, seededRandom } from "../../cli/verify/cases.ts";
 import {
   assertBitEqual,
@@ -40,18 +34,6 @@ const CONTROLS = {
 
 function openNpu(): Device {
   return Device.open({ backend: "npu", libDir: EMU_DIR });
-}
-
-// The public forward op of `call`, on `input`.
-function forward(input: Tensor, call: UpsampleParams): Tensor {
-  const { op, outputSize, scales, alignCorners } = call;
-  if (op === "nearestExact1d") {
-    return upsampleNearestExact1d(input, { outputSize, scales: scales[0] });
-  }
-  const options = { outputSize, scalesH: scales[0], scalesW: scales[1] };
-  return op === "nearestExact2d"
-    ? upsampleNearestExact2d(input, options)
-    : upsampleBilinear2d(input, { ...options, alignCorners });
 }
 
 async function forwardOn(

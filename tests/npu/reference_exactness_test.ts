@@ -7,15 +7,7 @@
 // (aclemuSetAtomicSeed(0), REFERENCE_LAUNCH_SEED). Failures name the kernel and the call.
 
 import assert from "node:assert/strict";
-import {
-  Device,
-  type DType,
-  runParams,
-  type Tensor,
-  upsampleBilinear2d,
-  upsampleNearestExact1d,
-  upsampleNearestExact2d,
-} from "../../mod.ts";
+import { Device, type DType, runParams } from "../../mod.ts";
 import { compareWithDevice } from "../../src/rules/bound.ts";
 import { referenceExactness } from "../../src/rules/exactness.ts";
 import { FAMILY_NAMES, generationOfSoc } from "../../src/rules/generation.ts";
@@ -23,6 +15,7 @@ import type { BilinearApi } from "../../src/rules/ascend_a2.ts";
 import { ascendPlan, type AscendTarget, checkAscendRules } from "../../src/rules/numerics.ts";
 import type { UpsampleParams } from "../../src/rules/ops.ts";
 import { deviceKernelOf } from "../../src/cpu/ascend/backward/kernel_of.ts";
+import { forward } from "../../cli/verify/adjoint.ts";
 import { makeCases, seededRandom } from "../../cli/verify/cases.ts";
 import {
   configuredEmulationSoc,
@@ -97,18 +90,6 @@ function tbeCalls(): Call[] {
   return fixed;
 }
 
-// The public forward op of `call` on `input`.
-function forwardOf(input: Tensor, call: UpsampleParams): Tensor {
-  const { op, outputSize, scales, alignCorners } = call;
-  if (op === "nearestExact1d") {
-    return upsampleNearestExact1d(input, { outputSize, scales: scales[0] });
-  }
-  const options = { outputSize, scalesH: scales[0], scalesW: scales[1] };
-  return op === "nearestExact2d"
-    ? upsampleNearestExact2d(input, options)
-    : upsampleBilinear2d(input, { ...options, alignCorners });
-}
-
 function gradient(c: Call, seed: number): Float32Array {
   const random = seededRandom(seed);
   const count = c.inputSize[0] * c.inputSize[1] * c.outputSize[0] * c.outputSize[1];
@@ -126,7 +107,7 @@ async function runOn(
     ? [c.inputSize[0], c.inputSize[1], ...c.outputSize]
     : c.inputSize;
   using x = device.tensor(values, shape, { dtype: c.dtype });
-  using y = direction === "backward" ? runParams(x, c) : forwardOf(x, c);
+  using y = direction === "backward" ? runParams(x, c) : forward(x, c);
   return await y.toFloat32Array();
 }
 
