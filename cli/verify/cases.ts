@@ -141,11 +141,11 @@ function drawCase(
     const [input, output, scale] = TIE_DIMENSIONS[(k / 5) % TIE_DIMENSIONS.length];
     const op = pick(nearestOps);
     if (op === "nearestExact1d") {
-      return nearest(op, dtype, batch, [[input, output, scale]], "tie");
+      return caseOf(op, dtype, batch, [[input, output, scale]], "tie");
     }
     const other = randomDimension(int, pick, true);
     const dims = random() < 0.5 ? [[input, output, scale], other] : [other, [input, output, scale]];
-    return nearest(op, dtype, batch, dims as Dimension[], "tie");
+    return caseOf(op, dtype, batch, dims as Dimension[], "tie");
   }
   if (k % 5 === 2 && ops.includes("bilinear2d")) {
     // Bilinear with one scale: the device ignores it and derives both scales from the sizes.
@@ -154,16 +154,7 @@ function drawCase(
     const scale = pick(SCALES.filter((x) => scaled[0] * x >= 1)); // a non-empty output
     scaled[1] = Math.floor(scaled[0] * scale);
     scaled[2] = scale;
-    return {
-      op: "bilinear2d",
-      dtype,
-      inputSize: [...batch, dims[0][0], dims[1][0]],
-      outputSize: [dims[0][1], dims[1][1]],
-      scales: [dims[0][2], dims[1][2]],
-      alignCorners: false,
-      kind: "one-scale",
-      deterministic: false,
-    };
+    return caseOf("bilinear2d", dtype, batch, dims, "one-scale");
   }
   const op = pick(ops);
   const spatial = op === "nearestExact1d" ? 1 : 2;
@@ -171,19 +162,8 @@ function drawCase(
     { length: spatial },
     () => randomDimension(int, pick, op !== "bilinear2d"),
   );
-  if (op === "bilinear2d") {
-    return {
-      op,
-      dtype,
-      inputSize: [...batch, ...dims.map((d) => d[0])],
-      outputSize: dims.map((d) => d[1]),
-      scales: dims.map((d) => d[2]),
-      alignCorners: random() < 0.5,
-      kind: "random",
-      deterministic: k % 5 === 4,
-    };
-  }
-  return { ...nearest(op, dtype, batch, dims, "random"), deterministic: k % 5 === 4 };
+  const alignCorners = op === "bilinear2d" && random() < 0.5;
+  return caseOf(op, dtype, batch, dims, "random", alignCorners, k % 5 === 4);
 }
 
 type Dimension = [input: number, output: number, scale: number];
@@ -205,12 +185,15 @@ function randomDimension(
   return [input, output, 0];
 }
 
-function nearest(
-  op: "nearestExact1d" | "nearestExact2d",
+// The case of `op` on `[...batch, ...inputs]` with one `[input, output, scale]` per dimension.
+function caseOf(
+  op: UpsampleOp,
   dtype: DType,
   batch: readonly number[],
   dims: readonly Dimension[],
   kind: VerifyCase["kind"],
+  alignCorners = false,
+  deterministic = false,
 ): VerifyCase {
   return {
     op,
@@ -218,9 +201,9 @@ function nearest(
     inputSize: [...batch, ...dims.map((d) => d[0])],
     outputSize: dims.map((d) => d[1]),
     scales: dims.map((d) => d[2]),
-    alignCorners: false,
+    alignCorners,
     kind,
-    deterministic: false,
+    deterministic,
   };
 }
 
