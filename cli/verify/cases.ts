@@ -46,7 +46,16 @@ export const TIE_DIMENSIONS: ReadonlyArray<readonly [number, number, number]> = 
 const SCALES = [0.3, 0.5, 0.6, 1.3, 1.7, 2, 2.5, 3];
 const OPS: readonly UpsampleOp[] = ["nearestExact1d", "nearestExact2d", "bilinear2d"];
 
-/** A seeded PRNG (mulberry32): the same seed gives the same cases on every host. */
+/**
+ * A seeded PRNG (mulberry32): the same seed gives the same cases on every host.
+ *
+ * @example
+ * ```ts
+ * import { seededRandom } from "./cases.ts";
+ * const random = seededRandom(1);
+ * random() === seededRandom(1)(); // true: values in [0, 1)
+ * ```
+ */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return (): number => {
@@ -257,6 +266,13 @@ export function routeCases(dtypes: readonly DType[], mix: CaseMix = {}): VerifyC
 /**
  * A one-line description, e.g. `nearestExact2d float32 inputSize [1, 2, 27, 5] outputSize [8, 9]
  * scales [0.3, 0] (tie)`; a case in deterministic mode ends in `(random, deterministic)`.
+ *
+ * @example
+ * ```ts
+ * import { describeCase, routeCases } from "./cases.ts";
+ * describeCase(routeCases(["float32"])[0]);
+ * // "bilinear2d float32 inputSize [1, 2, 64, 64] outputSize [128, 128] scales [2, 0] alignCorners false (route, deterministic)"
+ * ```
  */
 export function describeCase(c: VerifyCase): string {
   const align = c.op === "bilinear2d" ? ` alignCorners ${c.alignCorners}` : "";
