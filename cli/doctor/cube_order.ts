@@ -25,7 +25,6 @@ import { Device } from "../../src/device.ts";
 import { upsampleBilinear2d } from "../../src/ops/forward.ts";
 import { runParams } from "../../src/ops/run_params.ts";
 import { generationOfSoc } from "../../src/rules/generation.ts";
-import type { Tensor } from "../../src/tensor/tensor.ts";
 import { bilinearApiOf } from "../verify/compare.ts";
 import { type Check, checkFromError } from "./report.ts";
 
@@ -67,10 +66,6 @@ function probeValues(count: number, seed: number): Float32Array {
 
 type Run = (device: Device) => Promise<Float32Array>;
 
-async function read(tensor: Tensor): Promise<Float32Array> {
-  return await tensor.toFloat32Array();
-}
-
 function backward(
   op: "nearestExact2d" | "bilinear2d",
   inputSize: readonly number[],
@@ -83,7 +78,7 @@ function backward(
     using result = runParams(grad, { op, inputSize, outputSize, scales, alignCorners: false }, {
       deterministic: false,
     });
-    return await read(result);
+    return await result.toFloat32Array();
   };
 }
 
@@ -98,7 +93,7 @@ function forward(): Run {
       scalesW: scale,
       alignCorners: true,
     });
-    return await read(y);
+    return await y.toFloat32Array();
   };
 }
 
