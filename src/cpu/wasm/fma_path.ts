@@ -74,13 +74,26 @@ export function kernelModuleBytes(path: FmaPath): Uint8Array<ArrayBuffer> {
  * ```
  */
 export function probeFusedModule(): FusedProbe {
-  if (probed !== undefined) return probed;
+  probed ??= probeModuleBytes(kernelModuleBytes("fused"));
+  return probed;
+}
+
+/**
+ * The probe on given module bytes (tests pass bytes that do not validate, as a runtime without
+ * relaxed SIMD sees the fused module).
+ *
+ * @example
+ * ```ts
+ * import { kernelModuleBytes, probeModuleBytes } from "./fma_path.ts";
+ * probeModuleBytes(kernelModuleBytes("fused")).fused; // true where relaxed_madd is fused
+ * ```
+ */
+export function probeModuleBytes(bytes: Uint8Array<ArrayBuffer>): FusedProbe {
   let module: WebAssembly.Module;
   try {
-    module = new WebAssembly.Module(kernelModuleBytes("fused"));
+    module = new WebAssembly.Module(bytes);
   } catch (e) {
-    probed = { fused: false, reason: `relaxed SIMD does not validate (${e})`, module: null };
-    return probed;
+    return { fused: false, reason: `relaxed SIMD does not validate (${e})`, module: null };
   }
   // Its own small memory (two pages hold the stack and data the module needs).
   const memory = new WebAssembly.Memory({ initial: 2, maximum: 2 });
@@ -92,12 +105,11 @@ export function probeFusedModule(): FusedProbe {
   exports.relaxed_madd_probe(A, A, C, at);
   const lanes = Array.from(new Float32Array(memory.buffer, at, 4));
   const fused = lanes.every((x) => x === FUSED_RESULT);
-  probed = {
+  return {
     fused,
     reason: fused ? "relaxed_madd rounds once" : `relaxed_madd rounds twice (lanes ${lanes})`,
     module,
   };
-  return probed;
 }
 
 function forcedPath(): string | undefined {
