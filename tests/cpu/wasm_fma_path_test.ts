@@ -53,7 +53,7 @@ Deno.test("fma path: a module that does not validate (no relaxed SIMD) runs the 
 Deno.test({
   name: "fma path: the fused module's relaxed_madd rounds once on the probe's values",
   ignore: !fusedHere,
-  fn() {
+  fn(): void {
     const probe = probeModuleBytes(kernelModuleBytes("fused"));
     assert.equal(probe.fused, true);
     assert.equal(probe.reason, "relaxed_madd rounds once");
@@ -91,7 +91,7 @@ function trickyValues(r: () => number, n: number): Float32Array {
 Deno.test({
   name: "fma path: the fused and the exact module give the same bits on bilinear calls",
   ignore: !fusedHere,
-  fn() {
+  fn(): void {
     const r = rng(30);
     const fused = new WasmKernels(2 ** 26, false, "fused");
     const exact = new WasmKernels(2 ** 26, false, "exact");
@@ -183,7 +183,7 @@ Deno.test("fma path: every PyTorch fixture suite passes on the exact path (force
 Deno.test({
   name: "fma path: every PyTorch fixture suite passes on the fused path (forced)",
   ignore: !fusedHere,
-  fn: async () => {
+  fn: async (): Promise<void> => {
     await runSuitesOn("fused");
   },
 });
