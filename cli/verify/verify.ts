@@ -20,28 +20,12 @@
  */
 
 import { Device } from "../../src/device.ts";
-import { AclError } from "../../src/ffi/status.ts";
-import { checkFamilySupports } from "../../src/rules/family.ts";
-import { type AscendGeneration, FAMILY_NAMES } from "../../src/rules/generation.ts";
-import { NondeterministicKernelError } from "../../src/rules/support.ts";
-import { runParams } from "../../src/ops/run_params.ts";
+import { FAMILY_NAMES } from "../../src/rules/generation.ts";
 import type { VerifyOptions } from "./args.ts";
-import { describeCase, makeCases, routeCases, seededRandom, type VerifyCase } from "./cases.ts";
-import {
-  compareWithDevice,
-  type DeviceComparison,
-  deviceReference,
-  referenceOf,
-} from "./compare.ts";
-import {
-  compareBits,
-  CompareTally,
-  describeBitMismatch,
-  indexOf,
-  type KernelCounts,
-  referenceTarget,
-  verdictOf,
-} from "./exact.ts";
+import { makeCases, routeCases, seededRandom } from "./cases.ts";
+import { checkCase, type VerifyRun } from "./check.ts";
+import { referenceOf } from "./compare.ts";
+import { CompareTally, type KernelCounts, referenceTarget } from "./exact.ts";
 import { chooseCubeOrder } from "./cube_order.ts";
 import { npuFamily } from "./mix.ts";
 import { differingBits, Repeater } from "./repeat.ts";
@@ -125,7 +109,6 @@ export async function verifyDevice(
   }
   // The draws follow what the NPU's family and CANN run.
   const family = npuFamily(npu, unavailable === null);
-  const npuGeneration = family.generation;
   const cases = [
     ...makeCases(options.cases, options.seed, options.dtypes, family.mix),
     ...routeCases(options.dtypes, family.mix),
@@ -137,16 +120,29 @@ export async function verifyDevice(
   );
   // Exact where the reference reproduces the kernels' bits (exactness.ts), for the NPU's API.
   const exactTarget = referenceTarget(reference, bound.bilinearApi ?? family.bilinearApi);
-  const tally = new CompareTally();
-  const repeater = options.repeat && unavailable === null ? Repeater.open(npu, options.seed) : null;
+  const run: VerifyRun = {
+    npu,
+    reference,
+    pytorch,
+    target,
+    bound,
+    family,
+    exactTarget,
+    repeater: options.repeat && unavailable === null ? Repeater.open(npu, options.seed) : null,
+    deterministicAvailable: unavailable === null,
+    tally: new CompareTally(),
+    counts: {
+      failures: 0,
+      skipped: 0,
+      repeats: 0,
+      repeatMismatches: 0,
+      pytorchDifferences: 0,
+      pytorchElements: 0,
+      examples: [],
+    },
+    log,
+  };
   const random = seededRandom(options.seed ^ 0x5eed);
-  let failures = 0;
-  let pytorchDifferences = 0;
-  let pytorchElements = 0;
-  let skipped = 0;
-  let repeats = 0;
-  let repeatMismatches = 0;
-  const examples: string[] = [];
   try {
     for (const c of cases) {
       const count = c.inputSize[0] * c.inputSize[1] * c.outputSize.reduce((a, b) => a * b, 1);
@@ -155,119 +151,38 @@ export async function verifyDevice(
         { length: count },
         () => Math.floor(random() * 512 - 256) / 64,
       );
-      const refused = family.refusal(c);
-      if (refused !== null) {
-        // What the reference's family runs and the NPU's refuses: the NPU is not of that family.
-        if (!familyRuns(c, npuGeneration) && familyRuns(c, target.generation)) {
-          failures++;
-          log(
-            `MISMATCH ${describeCase(c)}: the ${FAMILY_NAMES[npuGeneration]} does not run it, ` +
-              `the ${FAMILY_NAMES[target.generation]} does`,
-          );
-        } else {
-          skipped++;
-          log(`SKIPPED ${describeCase(c)}: ${refused}`);
-        }
-        continue;
-      }
-      const deterministic = unavailable === null && (c.deterministic || npu.deterministic);
-      let first: CaseResult;
-      try {
-        first = await runOnNpu(npu, c, values, deterministic, repeater, 0);
-      } catch (error) {
-        // What the library refuses before the device that the family's checks did not foresee.
-        if (error instanceof NondeterministicKernelError) {
-          skipped++;
-          log(`SKIPPED ${describeCase(c)}: ${error.message}`);
-          continue;
-        }
-        // A runtime failure on one configuration is a failed check, reported; the run goes on.
-        if (!(error instanceof AclError)) throw error;
-        failures++;
-        log(`ERROR ${describeCase(c)}: ${error.message}`);
-        continue;
-      }
-      if (deterministic && repeater !== null) {
-        // The same call again: deterministic mode promises the same bits.
-        try {
-          const second = await runOnNpu(npu, c, values, deterministic, repeater, 1);
-          repeats++;
-          const differing = differingBits(first.bits, second.bits, c.dtype);
-          if (differing.length > 0) {
-            repeatMismatches++;
-            log(`REPEAT MISMATCH ${describeCase(c)}: ${repeatReport(c, first, second, differing)}`);
-            log(`  (${repeater.how})`);
-          }
-        } catch (error) {
-          if (!(error instanceof AclError)) throw error;
-          failures++;
-          log(`ERROR ${describeCase(c)} (second run): ${error.message}`);
-          continue;
-        }
-      }
-      const onNpu = first.values;
-      const bounds = { ...bound, deterministic };
-      let expected: Float32Array;
-      try {
-        expected = await deviceReference(c, values, { ...bounds, device: reference });
-      } catch (error) {
-        // The reference's family does not run what the NPU ran: the NPU is not that family.
-        if (!(error instanceof TypeError) || familyRuns(c, target.generation)) throw error;
-        failures++;
-        log(`MISMATCH ${describeCase(c)}: the NPU ran it; ${error.message}`);
-        continue;
-      }
-      const verdict = verdictOf(c, deterministic, exactTarget);
-      const check = compareWithDevice(c, values, onNpu, expected, bounds);
-      let ok = check.ok;
-      if (verdict.exactness === "exact") {
-        const bits = compareBits(onNpu, expected);
-        ok = bits.differing.length === 0;
-        if (!ok) {
-          log(
-            `MISMATCH ${describeCase(c)}: bit for bit (${verdict.kernel}: ${verdict.reason}): ` +
-              `${describeBitMismatch(c.inputSize, onNpu, expected, bits)}; ` +
-              (check.ok
-                ? "every element within the bound"
-                : `the bound: ${summarize(check, "device reference")}`),
-          );
-        }
-      } else if (!ok) {
-        log(
-          `MISMATCH ${describeCase(c)}: within the bound (${verdict.kernel}): ` +
-            summarize(check, "device reference"),
-        );
-      }
-      tally.add(verdict.kernel, verdict.exactness, ok);
-      if (!ok) failures++;
-      // The same bound against PyTorch's semantics: what lies outside is the device's own behaviour.
-      const semantics = compareWithDevice(
-        c,
-        values,
-        onNpu,
-        await runCase(pytorch, c, values),
-        bounds,
-      );
-      if (!semantics.ok) {
-        pytorchDifferences++;
-        pytorchElements += semantics.failures;
-        examples.push(`  ${describeCase(c)}: ${summarize(semantics, "PyTorch")}`);
-      }
+      await checkCase(run, c, values);
     }
   } finally {
-    repeater?.close();
+    run.repeater?.close();
   }
+  return logSummary(run, cases.length, unavailable);
+}
+
+// The report's closing lines (totals, per kernel, PyTorch's differences, the repeat check) and
+// the summary; `unavailable`: why deterministic mode could not be set, or null.
+function logSummary(run: VerifyRun, drawn: number, unavailable: string | null): VerifySummary {
+  const { tally, repeater, family, npu, log } = run;
+  const {
+    failures,
+    skipped,
+    repeats,
+    repeatMismatches,
+    pytorchDifferences,
+    pytorchElements,
+    examples,
+  } = run.counts;
   const total = tally.total();
   const checked = total.exact + total.bounded;
   log(
-    `${cases.length} configurations on ${npu.name}: ` +
+    `${drawn} configurations on ${npu.name}: ` +
       `${checked - total.exactFailed - total.boundedFailed} match the device ` +
       `reference (${total.exact - total.exactFailed} bit for bit where it is exact, ` +
       `${total.bounded - total.boundedFailed} within its bound), ${failures} do not` +
       (skipped > 0 ? `, ${skipped} refused before the device (SKIPPED above)` : ""),
   );
   log(
-    `family ${family.label}: ${cases.length} drawn, ${checked} checked, ${skipped} skipped; ` +
+    `family ${family.label}: ${drawn} drawn, ${checked} checked, ${skipped} skipped; ` +
       `${total.exact} compared bit for bit, ${total.bounded} within the bound`,
   );
   log("per kernel:");
@@ -290,7 +205,7 @@ export async function verifyDevice(
       })`,
   );
   return {
-    cases: cases.length,
+    cases: drawn,
     checked,
     skipped,
     exact: total.exact,
@@ -302,13 +217,6 @@ export async function verifyDevice(
     repeats,
     repeatMismatches,
   };
-}
-
-/** One NPU result: its values (for the bound) and its raw bits (for the repeat). */
-interface CaseResult {
-  readonly values: Float32Array;
-  /** float32: the values' bits; float16/bfloat16: the tensor's raw bits. */
-  readonly bits: Uint32Array | Uint16Array;
 }
 
 // Why deterministic mode cannot be set on `npu` (a runtime without aclrtCtxSetSysParamOpt), or null.
@@ -323,62 +231,4 @@ function deterministicUnavailable(npu: Device): string | null {
       ? `${error.name}: ${error.message.split("\n")[0]}`
       : String(error);
   }
-}
-
-async function runOnNpu(
-  npu: Device,
-  c: VerifyCase,
-  values: Float32Array,
-  deterministic: boolean,
-  repeater: Repeater | null,
-  k: 0 | 1,
-): Promise<CaseResult> {
-  using grad = npu.tensor(values, [c.inputSize[0], c.inputSize[1], ...c.outputSize], {
-    dtype: c.dtype,
-  });
-  if (deterministic) repeater?.before(k);
-  using result = runParams(grad, c, { deterministic });
-  const read = await result.toFloat32Array();
-  const bits = c.dtype === "float32"
-    ? new Uint32Array(read.buffer, read.byteOffset, read.length)
-    : await result.toRawBits();
-  return { values: read, bits };
-}
-
-function repeatReport(
-  c: VerifyCase,
-  first: CaseResult,
-  second: CaseResult,
-  differing: readonly number[],
-): string {
-  const i = differing[0];
-  const width = c.dtype === "float32" ? 8 : 4;
-  const hex = (bits: number): string => `0x${bits.toString(16).padStart(width, "0")}`;
-  return `${differing.length} of ${first.bits.length} elements differ between two runs in ` +
-    `deterministic mode, e.g. [${indexOf(c.inputSize, i).join(", ")}]: ${first.values[i]} ` +
-    `(${hex(first.bits[i])}) then ${second.values[i]} (${hex(second.bits[i])})`;
-}
-
-function familyRuns(c: VerifyCase, generation: AscendGeneration): boolean {
-  try {
-    checkFamilySupports(c, generation);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function summarize(check: DeviceComparison, what: string): string {
-  const e = check.firstFailure!;
-  return `${check.failures} of ${check.elements} elements differ, e.g. [${e.index.join(", ")}]: ` +
-    `NPU ${e.actual}, ${what} ${e.expected} (bound ${e.bound.toPrecision(3)})`;
-}
-
-// PyTorch's semantics on the CPU backend (always deterministic: the mode changes nothing there).
-async function runCase(device: Device, c: VerifyCase, values: Float32Array): Promise<Float32Array> {
-  using grad = device.tensor(values, [c.inputSize[0], c.inputSize[1], ...c.outputSize], {
-    dtype: c.dtype,
-  });
-  using result = runParams(grad, c);
-  return await result.toFloat32Array();
 }
