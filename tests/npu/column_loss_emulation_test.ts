@@ -19,6 +19,11 @@ import { lostColumns5hd, type TbeGeneration } from "../../src/rules/arrangement.
 import { linearIndexTable } from "../../src/rules/pytorch.ts";
 import { seededRandom } from "../../cli/verify/cases.ts";
 import {
+  exactBilinearBackward,
+  type ExactGradient,
+  fallbackScaleH,
+} from "../support/exact_bilinear.ts";
+import {
   assertBitEqual,
   configuredEmulationSoc,
   emu,
@@ -67,12 +72,10 @@ function sizes(c: Case): { inputSize: number[]; outputSize: number[] } {
 
 // A scale on H alone makes A2/A3's V2 fall back to the TBE kernel (it takes scales from the sizes).
 function options(c: Case): Parameters<typeof upsampleBilinear2dBackward>[1] {
-  let scale = c.outHW[0] / c.inHW[0];
-  while (Math.floor(c.inHW[0] * scale) < c.outHW[0]) scale = scale * (1 + 2 ** -52);
   return {
     ...sizes(c),
     alignCorners: true,
-    scalesH: scale,
+    scalesH: fallbackScaleH(c.inHW[0], c.outHW[0]),
     scalesW: 0,
     deterministic: c.deterministic ?? false,
   };
@@ -89,36 +92,9 @@ async function run(device: Device, c: Case, values: Float32Array): Promise<Float
   return await result.toFloat32Array();
 }
 
-// The exact gradient (float64 sums of PyTorch's float32 weights from the sizes, as the kernel's
-// tables are without contraction), without the gradient columns in `dropped`, and the sum of
-// |terms| per cell.
-function exact(
-  c: Case,
-  g: Float32Array,
-  dropped: readonly number[] = [],
-): { value: Float64Array; magnitude: Float64Array } {
-  const [inH, inW] = c.inHW;
-  const [outH, outW] = c.outHW;
-  const th = linearIndexTable(inH, outH, true, 0);
-  const tw = linearIndexTable(inW, outW, true, 0);
-  const value = new Float64Array(2 * inH * inW);
-  const magnitude = new Float64Array(value.length);
-  for (let p = 0; p < 2; p++) {
-    for (let oh = 0; oh < outH; oh++) {
-      for (let ow = 0; ow < outW; ow++) {
-        if (dropped.includes(ow)) continue;
-        const v = g[(p * outH + oh) * outW + ow];
-        for (const [ih, wh] of [[th.i0[oh], th.l0[oh]], [th.i1[oh], th.l1[oh]]]) {
-          for (const [iw, ww] of [[tw.i0[ow], tw.l0[ow]], [tw.i1[ow], tw.l1[ow]]]) {
-            const k = (p * inH + ih) * inW + iw;
-            value[k] += v * wh * ww;
-            magnitude[k] += Math.abs(v * wh * ww);
-          }
-        }
-      }
-    }
-  }
-  return { value, magnitude };
+// The exact gradient without the gradient columns in `dropped`, and the sum of |terms| per cell.
+function exact(c: Case, g: Float32Array, dropped: readonly number[] = []): ExactGradient {
+  return exactBilinearBackward(g, 2, c.inHW, c.outHW, true, dropped);
 }
 
 function assertWithin(

@@ -14,7 +14,6 @@ import {
   upsampleBilinear2dBackward,
 } from "../../mod.ts";
 import { generationOfSoc } from "../../src/rules/generation.ts";
-import { linearIndexTable } from "../../src/rules/pytorch.ts";
 import { deterministicRoute } from "../../src/rules/route.ts";
 import type { NpuBackend } from "../../src/ffi/npu_backend.ts";
 import { deviceInternals } from "../../src/device.ts";
@@ -32,6 +31,11 @@ import {
   emuSetTbeFma,
 } from "../support/helpers.ts";
 import { routeModel } from "../support/route_model.ts";
+import {
+  exactBilinearBackward,
+  type ExactGradient,
+  fallbackScaleH,
+} from "../support/exact_bilinear.ts";
 import { soc5hdFromIni } from "../support/resize5hd_model.ts";
 import { socInfo } from "../../src/rules/generation.ts";
 
@@ -69,9 +73,7 @@ function sizes(c: Case): { inputSize: number[]; outputSize: number[] } {
 // On A2/A3 V2 runs its own kernel unless it falls back: a scale on one dimension only makes it.
 function scalesOf(c: Case): readonly [number, number] {
   if (c.scales !== undefined || GENERATION !== "a2") return c.scales ?? [0, 0];
-  let scale = c.outHW[0] / c.inHW[0];
-  while (Math.floor(c.inHW[0] * scale) < c.outHW[0]) scale = scale * (1 + 2 ** -52);
-  return [scale, 0];
+  return [fallbackScaleH(c.inHW[0], c.outHW[0]), 0];
 }
 
 function options(
@@ -137,29 +139,10 @@ function bits(values: Float32Array): string {
 }
 
 // The exact gradient (float64 sums of the kernel's float32 weights) and the sum of |terms| per cell.
-function exact(c: Case, g: Float32Array): { value: Float64Array; magnitude: Float64Array } {
-  const { inputSize, outputSize } = sizes(c);
-  const [n, ch, inH, inW] = inputSize;
-  const [outH, outW] = outputSize;
-  const th = linearIndexTable(inH, outH, c.alignCorners ?? false, 0);
-  const tw = linearIndexTable(inW, outW, c.alignCorners ?? false, 0);
-  const value = new Float64Array(n * ch * inH * inW);
-  const magnitude = new Float64Array(value.length);
-  for (let p = 0; p < n * ch; p++) {
-    for (let oh = 0; oh < outH; oh++) {
-      for (let ow = 0; ow < outW; ow++) {
-        const v = g[(p * outH + oh) * outW + ow];
-        for (const [ih, wh] of [[th.i0[oh], th.l0[oh]], [th.i1[oh], th.l1[oh]]]) {
-          for (const [iw, ww] of [[tw.i0[ow], tw.l0[ow]], [tw.i1[ow], tw.l1[ow]]]) {
-            const k = (p * inH + ih) * inW + iw;
-            value[k] += v * wh * ww;
-            magnitude[k] += Math.abs(v * wh * ww);
-          }
-        }
-      }
-    }
-  }
-  return { value, magnitude };
+function exact(c: Case, g: Float32Array): ExactGradient {
+  const { inputSize } = sizes(c);
+  const planes = inputSize[0] * inputSize[1];
+  return exactBilinearBackward(g, planes, c.inHW, c.outHW, c.alignCorners ?? false);
 }
 
 // bfloat16 runs on A2/A3 through V2 only (V1 and the 910/310P refuse it).
