@@ -1,5 +1,5 @@
 /**
- * The forward kernels (src/cpu/forward/) against PyTorch 1.13's forward ops, in one run on this
+ * The forward kernels (src/cpu/pytorch/forward/) against PyTorch 1.13's forward ops, in one run on this
  * machine: `torch.ops.aten._upsample_nearest_exact{1,2}d` / `upsample_bilinear2d` (explicit sizes)
  * in a Python child at 1 and at 2 threads, against the WebAssembly kernels on the calling thread
  * and on two worker threads (the plane-split plan, forced). Each side allocates its result per call.

@@ -25,7 +25,7 @@ import { RowReader, RowWriter, scratchBuffer } from "../../strided.ts";
 import type { StridedArray } from "../../types.ts";
 
 const f = Math.fround;
-// Scratch slots of strided.ts (backward 0..2, src/cpu/forward 8..11).
+// Scratch slots of strided.ts (backward 0..2, src/cpu/pytorch/forward 8..11).
 const SLOT_ROW = 12, SLOT_PLANE = 13, SLOT_RESULT = 14, SLOT_MID = 15;
 
 /** A call seen as 2d (1d: H = 1, row stride 0), strides as [n, c, h, w]. */
