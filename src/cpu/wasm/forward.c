@@ -1,7 +1,7 @@
 /* Forward kernels (interpolate's ops): the exports nearest_forward and bilinear_forward.
  *
  * They reproduce, per output element, the float32 operations of the TypeScript forward kernels
- * (src/cpu/forward/), so both give PyTorch 1.13's CPU bits. Tensors are contiguous planes; a call
+ * (src/cpu/pytorch/forward/), so both give PyTorch 1.13's CPU bits. Tensors are contiguous planes; a call
  * computes output rows [row0, row1) of each of its planes (bands of rows for worker threads: an
  * output row depends on nothing another row computes, so any cut gives the same bits). */
 
@@ -389,6 +389,33 @@ static void combine_rows(int mode, float *restrict dst, const float *t0, const f
   }
 }
 
+/* An output row straight from float32 input rows r0 (h0) and r1 (h1), for a row whose interpolated
+ * rows no other row reuses (a downscale): the operations of interpolate_row on both rows and
+ * combine_rows, in the same order, without storing and reloading the interpolated rows. */
+static void direct_row(float *restrict dst, const float *r0, const float *r1, float lh0, float lh1,
+                       int outW, const int32_t *wI0, const int32_t *wI1, const float *wL0,
+                       const float *wL1, const lerp_group_t *groups) {
+  const v128_t k0 = wasm_f32x4_splat(lh0), k1 = wasm_f32x4_splat(lh1);
+  const int cls = weight_class(lh0);
+  int ow = 0;
+  for (; ow + 4 <= outW; ow += 4) {
+    const lerp_group_t *g = groups + ow / 4;
+    v128_t a0, b0, a1, b1;
+    gather4(r0, g, wI0 + ow, wI1 + ow, &a0, &b0);
+    gather4(r1, g, wI0 + ow, wI1 + ow, &a1, &b1);
+    const v128_t l0 = wasm_v128_load(wL0 + ow), l1 = wasm_v128_load(wL1 + ow);
+    const v128_t t0 = fma4_class(g->weights, a0, l0, wasm_f32x4_mul(b0, l1));
+    const v128_t t1 = fma4_class(g->weights, a1, l0, wasm_f32x4_mul(b1, l1));
+    wasm_v128_store(dst + ow, fma4_class(cls, t0, k0, wasm_f32x4_mul(t1, k1)));
+  }
+  SCALAR_TAIL
+  for (; ow < outW; ow++) {
+    const float t0 = fma_exact(r0[wI0[ow]], wL0[ow], r0[wI1[ow]] * wL1[ow]);
+    const float t1 = fma_exact(r1[wI0[ow]], wL0[ow], r1[wI1[ow]] * wL1[ow]);
+    dst[ow] = fma_exact(t0, lh0, t1 * lh1);
+  }
+}
+
 /* ---------------------------------------------------------------- bilinear: channels-last tail */
 
 /* One output row of PyTorch's channels-last kernel for C = 1 (every channel in its scalar tail):
@@ -500,6 +527,12 @@ EXPORT(bilinear_forward) void bilinear_forward(int dtype, void *out, const void 
           }
         }
         tail_row(mode, row, r[0], r[1], hL0[oh], hL1[oh], outW, wI0, wI1, wL0, wL1, groups);
+      } else if (dtype == DT_F32 && mode == MODE_F32 && cached[0] != h0 && cached[1] != h0 &&
+                 cached[0] != h1 && cached[1] != h1 && !(oh + 1 < row1 && hI0[oh + 1] <= h1)) {
+        /* Neither interpolated row is cached nor needed by the next row: no cache. */
+        direct_row(row, (const float *)(src + (size_t)h0 * inW * size),
+                   (const float *)(src + (size_t)h1 * inW * size), hL0[oh], hL1[oh], outW, wI0, wI1,
+                   wL0, wL1, groups);
       } else {
         /* The interpolated rows h0 and h1, from a two-row cache. */
         int s0 = cached[0] == h0 ? 0 : cached[1] == h0 ? 1 : -1;
