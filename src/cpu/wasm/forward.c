@@ -23,6 +23,46 @@ typedef struct {
   uint8_t mask[2][16];
 } gather_group_t;
 
+/*
+ * The 2x up and 2x down column maps, 16 bytes of input or output at a time, as functions of their
+ * own returning nothing, with the columns done computed by the caller: when a caller used a
+ * returned count, V8 ran the same loop ~2.7x slower (1d x2: 14 against 40 GB/s, measured). UP2 does
+ * (outW / per) & ~1 groups of per columns, DOWN2 outW / per (its input row has 2 outW columns).
+ */
+__attribute__((noinline)) static void up2_row(int size, const char *src, char *dst, int outW) {
+  const int per = 16 / size, full = outW / per;
+  for (int g = 0; 2 * g + 2 <= full; g += 2) { /* 16 input bytes -> 32 output bytes */
+    const v128_t v = wasm_v128_load(src + 8 * (size_t)g);
+    if (size == 4) {
+      wasm_v128_store(dst + 16 * (size_t)g, wasm_i32x4_shuffle(v, v, 0, 0, 1, 1));
+      wasm_v128_store(dst + 16 * (size_t)g + 16, wasm_i32x4_shuffle(v, v, 2, 2, 3, 3));
+    } else {
+      wasm_v128_store(dst + 16 * (size_t)g, wasm_i16x8_shuffle(v, v, 0, 0, 1, 1, 2, 2, 3, 3));
+      wasm_v128_store(dst + 16 * (size_t)g + 16, wasm_i16x8_shuffle(v, v, 4, 4, 5, 5, 6, 6, 7, 7));
+    }
+  }
+}
+
+__attribute__((noinline)) static void down2_row(int size, const char *src, char *dst, int outW) {
+  const int full = outW / (16 / size);
+  for (int g = 0; g < full; g++) {
+    const v128_t v = wasm_v128_load(src + 32 * (size_t)g), w = wasm_v128_load(src + 32 * (size_t)g + 16);
+    wasm_v128_store(dst + 16 * (size_t)g,
+                    size == 4 ? wasm_i32x4_shuffle(v, w, 1, 3, 5, 7)
+                              : wasm_i16x8_shuffle(v, w, 1, 3, 5, 7, 9, 11, 13, 15));
+  }
+}
+
+/* Output columns [from, outW) of a row by the table. */
+__attribute__((noinline)) static void tail_columns(int size, const char *src, char *dst, int from,
+                                                   int outW, const int32_t *wIdx) {
+  SCALAR_TAIL
+  for (int ow = from; ow < outW; ow++) {
+    if (size == 4) ((uint32_t *)dst)[ow] = ((const uint32_t *)src)[wIdx[ow]];
+    else ((uint16_t *)dst)[ow] = ((const uint16_t *)src)[wIdx[ow]];
+  }
+}
+
 static void gather_row(int size, const char *src, char *dst, int outW, const int32_t *wIdx,
                        const gather_group_t *groups, int pattern) {
   const int per = 16 / size, full = outW / per;
@@ -30,33 +70,15 @@ static void gather_row(int size, const char *src, char *dst, int outW, const int
     __builtin_memcpy(dst, src, (size_t)outW * size);
     return;
   }
-  if (pattern == PATTERN_UP2 || pattern == PATTERN_DOWN2) {
-    int g = 0;
-    if (pattern == PATTERN_UP2) {
-      for (; 2 * g + 2 <= full; g += 2) { /* 16 input bytes -> 32 output bytes */
-        const v128_t v = wasm_v128_load(src + 8 * (size_t)g);
-        if (size == 4) {
-          wasm_v128_store(dst + 16 * (size_t)g, wasm_i32x4_shuffle(v, v, 0, 0, 1, 1));
-          wasm_v128_store(dst + 16 * (size_t)g + 16, wasm_i32x4_shuffle(v, v, 2, 2, 3, 3));
-        } else {
-          wasm_v128_store(dst + 16 * (size_t)g, wasm_i16x8_shuffle(v, v, 0, 0, 1, 1, 2, 2, 3, 3));
-          wasm_v128_store(dst + 16 * (size_t)g + 16,
-                          wasm_i16x8_shuffle(v, v, 4, 4, 5, 5, 6, 6, 7, 7));
-        }
-      }
-    } else {
-      for (; g < full && 32 * (size_t)g + 32 <= 2 * (size_t)outW * size; g++) {
-        const v128_t v = wasm_v128_load(src + 32 * (size_t)g), w = wasm_v128_load(src + 32 * (size_t)g + 16);
-        wasm_v128_store(dst + 16 * (size_t)g,
-                        size == 4 ? wasm_i32x4_shuffle(v, w, 1, 3, 5, 7)
-                                  : wasm_i16x8_shuffle(v, w, 1, 3, 5, 7, 9, 11, 13, 15));
-      }
-    }
-    SCALAR_TAIL
-    for (int ow = g * per; ow < outW; ow++) {
-      if (size == 4) ((uint32_t *)dst)[ow] = ((const uint32_t *)src)[wIdx[ow]];
-      else ((uint16_t *)dst)[ow] = ((const uint16_t *)src)[wIdx[ow]];
-    }
+  if (pattern == PATTERN_UP2) {
+    up2_row(size, src, dst, outW);
+    const int done = (full & ~1) * per;
+    if (done < outW) tail_columns(size, src, dst, done, outW, wIdx);
+    return;
+  }
+  if (pattern == PATTERN_DOWN2) {
+    down2_row(size, src, dst, outW);
+    if (full * per < outW) tail_columns(size, src, dst, full * per, outW, wIdx);
     return;
   }
   for (int g = 0; g < full; g++) {
