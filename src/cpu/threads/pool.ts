@@ -153,6 +153,19 @@ export class KernelPool {
   }
 
   /**
+   * Waits, blocking, up to `ms` milliseconds for {@link ready} (a forced plan's tests: a worker the
+   * host preempted as it left the last job), and says whether it came.
+   */
+  waitReady(ms: number): boolean {
+    const until = performance.now() + ms;
+    while (!this.ready) {
+      if (performance.now() >= until) return false;
+      Atomics.wait(this.#control, CONTROL.done, Atomics.load(this.#control, CONTROL.done), 1);
+    }
+    return true;
+  }
+
+  /**
    * Runs `job` on the calling thread and the workers: returns undefined when every chunk is done
    * (the usual case), else a promise that settles when they are (it rejects when a kernel threw or a
    * worker died: the job's output is then undefined). Check {@link ready} first. One job at a time.
