@@ -42,7 +42,7 @@ import {
   type Row,
   targets,
 } from "./compare_report.ts";
-import { coreScaling } from "./cores_probe.ts";
+import { COPY_BYTES, copyOnceMs, coreScaling } from "./cores_probe.ts";
 import { memoryReport } from "./memory_report.ts";
 import { formatMs, median } from "./stats.ts";
 import { TorchPeer } from "./torch_peer.ts";
@@ -68,23 +68,6 @@ interface Sides {
   all: Device;
   torchOne: TorchPeer | null;
   torchAll: TorchPeer | null;
-}
-
-/** A 128 MiB copy (read + write counted), timed once per round of each large case. */
-const COPY_BYTES = 128 * 2 ** 20;
-let copyBuffers: { src: Float32Array; dst: Float32Array } | null = null;
-
-function copyOnceMs(): number {
-  if (copyBuffers === null) {
-    copyBuffers = {
-      src: new Float32Array(COPY_BYTES / 4).fill(1.5),
-      dst: new Float32Array(COPY_BYTES / 4),
-    };
-    copyBuffers.dst.set(copyBuffers.src); // touch every page first
-  }
-  const start = performance.now();
-  copyBuffers.dst.set(copyBuffers.src);
-  return performance.now() - start;
 }
 
 /**

@@ -53,3 +53,29 @@ export async function coreScaling(threads: number): Promise<CoreScaling | null> 
     return null;
   }
 }
+
+/** Bytes of the one-thread copy the benchmarks time beside their cases. */
+export const COPY_BYTES = 128 * 2 ** 20;
+let copyBuffers: { src: Float32Array; dst: Float32Array } | null = null;
+
+/**
+ * One 128 MiB `Float32Array.prototype.set` on this thread, ms (its buffers made and touched on the
+ * first call): the memory-copy peer a case's bandwidth is judged against, timed in its rounds.
+ *
+ * @example
+ * ```ts ignore
+ * const gbs = (2 * COPY_BYTES) / (copyOnceMs() * 1e-3) / 1e9; // read + write
+ * ```
+ */
+export function copyOnceMs(): number {
+  if (copyBuffers === null) {
+    copyBuffers = {
+      src: new Float32Array(COPY_BYTES / 4).fill(1.5),
+      dst: new Float32Array(COPY_BYTES / 4),
+    };
+    copyBuffers.dst.set(copyBuffers.src); // touch every page first
+  }
+  const start = performance.now();
+  copyBuffers.dst.set(copyBuffers.src);
+  return performance.now() - start;
+}

@@ -28,7 +28,7 @@ import {
   resultShape,
   runCase,
 } from "./cases.ts";
-import { coreScaling } from "./cores_probe.ts";
+import { COPY_BYTES, copyOnceMs, coreScaling } from "./cores_probe.ts";
 import { median } from "./stats.ts";
 
 const args = Deno.args;
@@ -36,15 +36,6 @@ const rounds = Number(args.find((a) => /^\d+$/.test(a)) ?? 9);
 const only = args.includes("backward") ? "backward" : args.includes("forward") ? "forward" : null;
 const force = args.includes("--force");
 const allDtypes = args.includes("--all-dtypes");
-
-const COPY = 128 * 2 ** 20;
-const src = new Float32Array(COPY / 4).fill(1.5), dst = new Float32Array(COPY / 4);
-dst.set(src);
-function copyMs(): number {
-  const start = performance.now();
-  dst.set(src);
-  return performance.now() - start;
-}
 
 async function timed(device: Device, grad: Tensor, c: BenchCase, out: Tensor): Promise<number> {
   const start = performance.now();
@@ -81,7 +72,7 @@ for (const c of cases) {
       const b = await timed(all, gN, c, oN);
       const w = backend.lastWorkers;
       const a2 = r % 2 === 1 ? await timed(one, g1, c, o1) : a;
-      const k = copyMs();
+      const k = copyOnceMs();
       if (r < 3) continue;
       t1.push(a2);
       tN.push(b);
@@ -90,7 +81,7 @@ for (const c of cases) {
     }
     const ratio = median(t1.map((x, i) => x / tN[i]));
     const gbs = bytesMoved(c, dtype) / (median(tN) * 1e-3) / 1e9;
-    const copyGbs = (2 * COPY) / (median(copies) * 1e-3) / 1e9;
+    const copyGbs = (2 * COPY_BYTES) / (median(copies) * 1e-3) / 1e9;
     // The copy at the default's thread count: the one-thread copy times cores.c's copy scaling.
     const copyAll = copyGbs * Math.max(1, host?.copy ?? 1);
     const planText = [...plans].map(([w, n]) => `${w === 0 ? 1 : w}t:${n}`).join(" ");

@@ -294,10 +294,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
       }
       // The device's own kernels where the reference has them (kernel_of.ts), else the shared ones.
       const kernel = deviceKernelOf(call, this.ascend);
-      if (kernel !== null) {
-        const args = call;
-        return this.#runInOrder(() => kernel(kernelArgs(args)));
-      }
+      if (kernel !== null) return this.#runInOrder(() => kernel(kernelArgs(call)));
       call = ascendCall(call, this.ascend);
     }
     if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));

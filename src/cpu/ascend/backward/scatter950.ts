@@ -64,17 +64,27 @@ export function scatter950(
     const p = Math.floor(e / plane), h = Math.floor((e % plane) / outW), w = e % outW;
     const v = grad[e];
     const base = p * inH * inW;
-    const rows = [ty.lo[h], ty.lo[h], ty.hi[h], ty.hi[h]];
-    const cols = [tx.lo[w], tx.hi[w], tx.lo[w], tx.hi[w]];
-    const wy = [ty.wLo[h], ty.wLo[h], ty.wHi[h], ty.wHi[h]];
-    const wx = [tx.wLo[w], tx.wHi[w], tx.wLo[w], tx.wHi[w]];
-    for (let q = 0; q < 4; q++) {
-      const at = base + rows[q] * inW + cols[q];
-      const term = roundToDType(dtype, f(f(wx[q] * wy[q]) * v));
-      result[at] = roundToDType(dtype, f(result[at] + term));
-    }
+    // The four taps in the kernel's order: (lo, lo), (lo, hi), (hi, lo), (hi, hi).
+    const rowLo = base + ty.lo[h] * inW, rowHi = base + ty.hi[h] * inW;
+    addTerm(result, rowLo + tx.lo[w], tx.wLo[w], ty.wLo[h], v, dtype);
+    addTerm(result, rowLo + tx.hi[w], tx.wHi[w], ty.wLo[h], v, dtype);
+    addTerm(result, rowHi + tx.lo[w], tx.wLo[w], ty.wHi[h], v, dtype);
+    addTerm(result, rowHi + tx.hi[w], tx.wHi[w], ty.wHi[h], v, dtype);
   }
   return result;
+}
+
+// One atomic add: the term `(wx * wy) * v` rounded to the result's dtype, added in that dtype.
+function addTerm(
+  result: Float32Array,
+  at: number,
+  wx: number,
+  wy: number,
+  v: number,
+  dtype: DType,
+): void {
+  const term = roundToDType(dtype, f(f(wx * wy) * v));
+  result[at] = roundToDType(dtype, f(result[at] + term));
 }
 
 /**
