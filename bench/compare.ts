@@ -42,7 +42,7 @@ import {
   type Row,
   targets,
 } from "./compare_report.ts";
-import { COPY_BYTES, copyOnceMs, coreScaling } from "./cores_probe.ts";
+import { COPY_BYTES, copyOnceMs, coreScaling, HostBursts } from "./cores_probe.ts";
 import { memoryReport } from "./memory_report.ts";
 import { formatMs, median } from "./stats.ts";
 import { TorchPeer } from "./torch_peer.ts";
@@ -68,6 +68,8 @@ interface Sides {
   all: Device;
   torchOne: TorchPeer | null;
   torchAll: TorchPeer | null;
+  /** Plain C threads timed in the same rounds (large cases). */
+  host: HostBursts | null;
 }
 
 /**
@@ -138,11 +140,13 @@ function planText(counts: ReadonlyMap<number, number>): string {
 const SIDES = [
   "torchOneOut",
   "oursOneOut",
+  "hostOne",
   "torchOneAlloc",
   "oursOneAlloc",
   "copy",
   "torchAllOut",
   "oursAllOut",
+  "hostAll",
   "torchAllAlloc",
   "oursAllAlloc",
 ] as const;
@@ -170,6 +174,8 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType, rounds: number)
     Side,
     number[]
   >;
+  // The host's bursts do about the work of our one-thread call (its first time), at least 0.5 ms.
+  let burstMs = 0;
   for (let round = 0; round < warmup + rounds; round++) {
     // Alternate the order, so no side always runs on a cache another just filled; the copy runs in
     // the same rounds, so its bandwidth sees the same phases of this shared VM.
@@ -180,8 +186,15 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType, rounds: number)
       const out = side.endsWith("Out");
       if (side.startsWith("torch")) {
         if (torchOn) t = await torch!.run(calls, !c.large, out);
+      } else if (side.startsWith("host")) {
+        if (c.large && sides.host !== null && burstMs > 0) {
+          t = [
+            await sides.host.burst(side === "hostOne" ? 1 : navigator.hardwareConcurrency, burstMs),
+          ];
+        }
       } else if (side.startsWith("oursOne")) {
         t = await ours(sides.one, gradOne, c, calls, out ? outOne : undefined);
+        if (burstMs === 0 && out) burstMs = Math.max(0.5, t[0]);
       } else if (side.startsWith("oursAll")) {
         t = await ours(sides.all, gradAll, c, calls, out ? outAll : undefined);
       } else if (c.large) t = [copyOnceMs()];
@@ -221,6 +234,7 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType, rounds: number)
       oursScaling: paired("oursOneOut", "oursAllOut")!,
       oursAllocScaling: paired("oursOneAlloc", "oursAllAlloc")!,
       torchScaling: paired("torchOneOut", "torchAllOut"),
+      hostScaling: paired("hostOne", "hostAll"),
     },
   };
 }
@@ -276,6 +290,7 @@ async function main(): Promise<void> {
     all: Device.open({ backend: "cpu" }),
     torchOne: one.peer,
     torchAll: all.peer,
+    host: await HostBursts.start(threads),
   };
   const rows: Row[] = [];
   const cases = [...(which.backward ? CASES : []), ...(which.forward ? FORWARD_CASES : [])];
@@ -293,6 +308,7 @@ async function main(): Promise<void> {
   } finally {
     await one.peer?.close();
     await all.peer?.close();
+    await sides.host?.close();
     sides.one.close();
     sides.all.close();
   }

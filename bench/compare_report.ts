@@ -49,6 +49,8 @@ export interface Row {
     oursScaling: number;
     oursAllocScaling: number;
     torchScaling: number | null;
+    /** Plain C threads' burst of the same work, timed in the same rounds (cores.c serve). */
+    hostScaling: number | null;
   };
 }
 
@@ -128,6 +130,7 @@ export function computeTable(
     `PyTorch/ours ${n}`,
     "ours scaling",
     "PyTorch scaling",
+    "C threads scaling",
     `% of copy 1t: ours (PyTorch)`,
     `% of copy ${n}: ours (PyTorch)`,
     `ours CPU ms 1t / ${n}`,
@@ -145,6 +148,7 @@ export function computeTable(
     ratioText(r.paired.computeAll),
     ratioText(r.paired.oursScaling),
     ratioText(r.paired.torchScaling),
+    ratioText(r.paired.hostScaling),
     r.c.large
       ? `${percent(copyShare(r, r.ms.oursOneOut, true, machine))} (${
         percent(copyShare(r, r.ms.torchOneOut, true, machine))
@@ -292,9 +296,10 @@ export function targets(
   const hostScales = machine !== null && machine.copy >= HOST_SCALES && machine.simd >= HOST_SCALES;
   const scalingFailures = large.flatMap((r) => {
     const share = copyShare(r, r.ms.oursAllOut, false, machine);
-    return r.paired.oursScaling >= SCALING || (share !== null && share >= COPY_SHARE)
-      ? []
-      : [`${r.c.id} ${r.dtype} ${r.paired.oursScaling.toFixed(2)}x (${percent(share)} of copy)`];
+    return r.paired.oursScaling >= SCALING || (share !== null && share >= COPY_SHARE) ? [] : [
+      `${r.c.id} ${r.dtype} ${r.paired.oursScaling.toFixed(2)}x (${percent(share)} of copy, ` +
+      `C threads ${ratioText(r.paired.hostScaling)})`,
+    ];
   });
   lines.push(
     hostScales
@@ -312,7 +317,8 @@ export function targets(
     verdict(
       "every case at the default >= 0.97x its threads: 1 speed (compute, paired)",
       rows.filter((r) => r.paired.oursScaling < 0.97).map((r) =>
-        `${r.c.id} ${r.dtype} ${r.paired.oursScaling.toFixed(2)}x`
+        `${r.c.id} ${r.dtype} ${r.paired.oursScaling.toFixed(2)}x` +
+        (r.c.large ? ` (C threads ${ratioText(r.paired.hostScaling)})` : "")
       ),
     ),
   );

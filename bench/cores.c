@@ -15,6 +15,13 @@
  * Usage: build/cores [threads] [rounds]. Prints one line per kind: "<kind> <median speed-up>",
  * the median over rounds of (one-thread ms / N-thread ms), one thread and N alternating; then
  * "wake_idle_0.1ms <median us>" and "wake_idle_20ms <median us>".
+ *
+ * build/cores serve [threads]: a peer for bench:compare's rounds. Its threads - 1 workers block on
+ * a condition variable between requests, as the library's do; each stdin line "<n> <ms>" runs a
+ * SIMD burst of the work one thread does in about <ms> ms, shared by n threads, and answers the
+ * wall time in ms. Timed in the same rounds as the cases, it says what plain C threads gained there
+ * (on this VM, after the process idled ~10 ms, two threads gained 1.0-1.4x on a 6 ms burst, and
+ * 1.9x when it had not).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -129,7 +136,68 @@ static double median(double *values, int n) {
   return values[n / 2];
 }
 
+/* --- serve: bursts on persistent workers --- */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_go = PTHREAD_COND_INITIALIZER, pool_done = PTHREAD_COND_INITIALIZER;
+static int pool_job = 0, pool_left = 0, pool_used = 0;
+static job_t pool_jobs[MAX_THREADS];
+
+static void *pool_worker(void *arg) {
+  int index = (int)(size_t)arg, seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&pool_lock);
+    while (pool_job == seen || index >= pool_used) {
+      seen = pool_job;
+      pthread_cond_wait(&pool_go, &pool_lock);
+    }
+    seen = pool_job;
+    pthread_mutex_unlock(&pool_lock);
+    run(&pool_jobs[index]);
+    pthread_mutex_lock(&pool_lock);
+    if (--pool_left == 0) pthread_cond_signal(&pool_done);
+    pthread_mutex_unlock(&pool_lock);
+  }
+  return NULL;
+}
+
+static int serve(int threads) {
+  pthread_t id;
+  for (int t = 1; t < threads; t++) {
+    if (pthread_create(&id, NULL, pool_worker, (void *)(size_t)t) != 0) return 1;
+  }
+  double start = now_ms();
+  timed(0, 20000, 1);
+  const double units_per_ms = 20000 / (now_ms() - start);
+  char line[64];
+  int n;
+  double ms;
+  while (fgets(line, sizeof line, stdin) != NULL && sscanf(line, "%d %lf", &n, &ms) == 2) {
+    if (n < 1) n = 1;
+    if (n > threads) n = threads;
+    const long units = (long)(ms * units_per_ms) + 1;
+    start = now_ms();
+    pthread_mutex_lock(&pool_lock);
+    for (int t = 0; t < n; t++) pool_jobs[t] = (job_t){.kind = 0, .units = units / n};
+    pool_used = n;
+    pool_left = n - 1;
+    pool_job++;
+    pthread_cond_broadcast(&pool_go);
+    pthread_mutex_unlock(&pool_lock);
+    run(&pool_jobs[0]);
+    pthread_mutex_lock(&pool_lock);
+    while (pool_left > 0) pthread_cond_wait(&pool_done, &pool_lock);
+    pthread_mutex_unlock(&pool_lock);
+    printf("%.4f\n", now_ms() - start);
+    fflush(stdout);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "serve") == 0) {
+    const int threads = argc > 2 ? atoi(argv[2]) : 2;
+    return threads < 1 || threads > MAX_THREADS ? 2 : serve(threads);
+  }
   int threads = argc > 1 ? atoi(argv[1]) : 2;
   int rounds = argc > 2 ? atoi(argv[2]) : 11;
   if (threads < 1 || threads > MAX_THREADS || rounds < 1 || rounds > 1000) {

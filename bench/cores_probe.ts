@@ -79,3 +79,65 @@ export function copyOnceMs(): number {
   copyBuffers.dst.set(copyBuffers.src);
   return performance.now() - start;
 }
+
+/**
+ * `bench/build/cores serve`: plain C threads, blocked between requests as this library's workers
+ * are, timed in the same rounds as the cases. A burst's scaling there is what the host gave threads
+ * at that point of the rounds (after a peer's call, after an idle gap), which `cores.c`'s sustained
+ * loops do not show.
+ *
+ * @example
+ * ```ts ignore
+ * const host = await HostBursts.start(2);
+ * const one = await host?.burst(1, 5), two = await host?.burst(2, 5);
+ * ```
+ */
+export class HostBursts {
+  readonly #child: Deno.ChildProcess;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #reader: ReadableStreamDefaultReader<string>;
+  #pending = "";
+
+  private constructor(child: Deno.ChildProcess) {
+    this.#child = child;
+    this.#writer = child.stdin.getWriter();
+    this.#reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  }
+
+  /** Starts the server with `threads` threads (built by the probe above); null if it cannot. */
+  static async start(threads: number): Promise<HostBursts | null> {
+    const bench = fileURLToPath(new URL(".", import.meta.url));
+    try {
+      const child = new Deno.Command(`${bench}/build/cores`, {
+        args: ["serve", String(threads)],
+        stdin: "piped",
+        stdout: "piped",
+      }).spawn();
+      return new HostBursts(child);
+    } catch (error) {
+      console.error(`bench/cores.c serve could not run: ${(error as Error).message}`);
+      return null;
+    }
+  }
+
+  /** Wall ms of a SIMD burst of about `ms` ms of one thread's work, shared by `threads` threads. */
+  async burst(threads: number, ms: number): Promise<number> {
+    await this.#writer.write(new TextEncoder().encode(`${threads} ${ms}\n`));
+    while (!this.#pending.includes("\n")) {
+      const { value, done } = await this.#reader.read();
+      if (done) throw new Error("bench/cores serve exited");
+      this.#pending += value;
+    }
+    const end = this.#pending.indexOf("\n");
+    const line = this.#pending.slice(0, end);
+    this.#pending = this.#pending.slice(end + 1);
+    return Number(line);
+  }
+
+  /** Stops the server. */
+  async close(): Promise<void> {
+    await this.#writer.close().catch(() => {});
+    await this.#reader.cancel().catch(() => {});
+    await this.#child.status;
+  }
+}

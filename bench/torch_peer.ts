@@ -31,6 +31,19 @@ export interface PeerStart {
   cpu: string;
 }
 
+/**
+ * The peer's environment: libgomp's threads wait passively between parallel regions, unless the
+ * caller set `OMP_WAIT_POLICY`. By default (GOMP_SPINCOUNT 300 000 pause iterations) PyTorch's
+ * second thread spins on after each call, on the CPU this library's next call needs: measured
+ * here, it ran 5-9 ms inside each of our 6 ms two-thread calls (its `/proc/<pid>/task/<tid>/schedstat`),
+ * and our two-thread calls took as long as one thread's. Passive, it ran 0 ms there, and
+ * PyTorch's own times were the same (bilinear backward 15.3 / 15.5 ms, nearest forward 3.66 /
+ * 3.62 ms at two threads). Both sides then pay a wake-up per call: our workers block too.
+ */
+function peerEnv(): Record<string, string> {
+  return Deno.env.get("OMP_WAIT_POLICY") === undefined ? { OMP_WAIT_POLICY: "PASSIVE" } : {};
+}
+
 /** A running `torch_bench.py`. */
 export class TorchPeer {
   readonly #child: Deno.ChildProcess;
@@ -60,6 +73,7 @@ export class TorchPeer {
         stdin: "piped",
         stdout: "piped",
         stderr: "inherit",
+        env: peerEnv(),
       }).spawn();
     } catch (error) {
       const reason = `cannot run ${PYTHON}: ${(error as Error).message.split("\n")[0]}`;

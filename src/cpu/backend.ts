@@ -194,6 +194,11 @@ export class CpuBackend implements Backend<CpuBuffer> {
     return this.#scheduler ? this.#scheduler.lastWorkers : 0;
   }
 
+  /** Chunks the calling thread ran in the last shared call, for benchmarks. */
+  get lastHere(): number {
+    return this.#scheduler ? this.#scheduler.lastHere : 0;
+  }
+
   /** Allocates storage: a block of the wasm memory, or a typed array when that memory is full. */
   allocate(dtype: DType, length: number): CpuBuffer {
     if (length > MAX_HOST_ELEMENTS) {
