@@ -290,7 +290,7 @@ async function main(): Promise<void> {
     all: Device.open({ backend: "cpu" }),
     torchOne: one.peer,
     torchAll: all.peer,
-    host: await HostBursts.start(threads),
+    host: HostBursts.start(threads),
   };
   const rows: Row[] = [];
   const cases = [...(which.backward ? CASES : []), ...(which.forward ? FORWARD_CASES : [])];

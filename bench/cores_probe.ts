@@ -88,7 +88,7 @@ export function copyOnceMs(): number {
  *
  * @example
  * ```ts ignore
- * const host = await HostBursts.start(2);
+ * const host = HostBursts.start(2);
  * const one = await host?.burst(1, 5), two = await host?.burst(2, 5);
  * ```
  */
@@ -105,7 +105,7 @@ export class HostBursts {
   }
 
   /** Starts the server with `threads` threads (built by the probe above); null if it cannot. */
-  static async start(threads: number): Promise<HostBursts | null> {
+  static start(threads: number): HostBursts | null {
     const bench = fileURLToPath(new URL(".", import.meta.url));
     try {
       const child = new Deno.Command(`${bench}/build/cores`, {
