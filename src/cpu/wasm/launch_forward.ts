@@ -93,31 +93,44 @@ function columnPattern(index: Int32Array, inW: number): number {
 }
 
 /**
- * The shuffle groups of nearest_forward's gather_row: per 16 bytes of output (16 / size columns),
- * the first input column and the byte masks of the 16 bytes there (kind 1) or of the 32 bytes
- * (kind 2: the first vector's mask, then the second's, 0x80 where the other holds the byte), or
- * kind 0 when the inputs do not fit (or a load would pass the row's end). 12 int32 per group.
+ * The shuffle groups of nearest_forward (gather_group_t of forward.c): per 16 bytes of output
+ * (16 / size columns, from column `out`), the input column a load starts at and the byte masks of
+ * the 16 bytes there (kind 1) or of the 32 bytes (kind 2: the first vector's mask, then the
+ * second's, 0x80 where the other holds the byte), or kind 0 when the inputs do not fit in a row
+ * that long. Groups at columns 0, per, ... and, when outW % per != 0 (and outW >= per), one ending at
+ * outW (overlapping the one before). A load starts early rather than pass the row's end. 12 int32
+ * per group.
  */
 function gatherGroups(index: Int32Array, inW: number, size: number): Int32Array {
-  const per = 16 / size, count = Math.floor(index.length / per);
+  const per = 16 / size, outW = index.length, full = Math.floor(outW / per);
+  const count = full + (full > 0 && outW % per !== 0 ? 1 : 0);
   const groups = new Int32Array(12 * count);
   const bytes = new Uint8Array(groups.buffer);
   for (let g = 0; g < count; g++) {
-    const start = index[g * per], last = index[g * per + per - 1];
-    const kind = last - start < per && start + per <= inW
-      ? 1
-      : last - start < 2 * per && start + 2 * per <= inW
-      ? 2
-      : 0;
-    groups[12 * g] = start;
-    groups[12 * g + 1] = kind;
+    const out = g < full ? g * per : outW - per;
+    let lo = Infinity, hi = -Infinity;
+    for (let j = 0; j < per; j++) {
+      lo = Math.min(lo, index[out + j]);
+      hi = Math.max(hi, index[out + j]);
+    }
+    const one = Math.min(lo, inW - per), two = Math.min(lo, inW - 2 * per);
+    const kind = one >= 0 && hi - one < per ? 1 : two >= 0 && hi - two < 2 * per ? 2 : 0;
+    const start = kind === 1 ? one : kind === 2 ? two : 0;
+    groups[12 * g] = start * size;
+    groups[12 * g + 1] = out * size;
+    groups[12 * g + 2] = kind;
     if (kind === 0) continue;
     for (let j = 0; j < per; j++) {
       for (let b = 0; b < size; b++) {
-        const byte = (index[g * per + j] - start) * size + b;
+        const byte = (index[out + j] - start) * size + b;
         bytes[48 * g + 16 + j * size + b] = byte < 16 ? byte : 0x80;
         if (kind === 2) bytes[48 * g + 32 + j * size + b] = byte >= 16 ? byte - 16 : 0x80;
       }
+    }
+  }
+  for (let g = count - 1; g >= 0; g--) {
+    if (groups[12 * g + 2] === 1) {
+      groups[12 * g + 3] = 1 + (g + 1 < count ? groups[12 * g + 15] : 0);
     }
   }
   return groups;
