@@ -18,6 +18,7 @@
 
 import { Worker } from "node:worker_threads";
 import { STACK_BYTES, type WasmKernels } from "../wasm/instance.ts";
+import { LINE_BYTES } from "../wasm/launch_backward.ts";
 import {
   CONTROL,
   controlWords,
@@ -115,7 +116,9 @@ export class KernelPool {
         memory: this.#kernels.heap.memory,
         control: this.#control.buffer,
         index,
-        stackTop: this.#stacks + (index + 1) * STACK_BYTES,
+        // A line below its block's end: the stack's busiest bytes never share a line with the
+        // next block (a kernel's tables, read by every thread).
+        stackTop: this.#stacks + (index + 1) * STACK_BYTES - LINE_BYTES,
       };
       const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
       worker.unref();

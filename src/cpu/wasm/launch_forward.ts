@@ -15,7 +15,7 @@ import type { DType } from "../../tensor/dtype.ts";
 import { isContiguous } from "../../tensor/layout.ts";
 import type { CpuBuffer } from "../buffer.ts";
 import type { WasmKernels } from "./instance.ts";
-import { placePlan, type PreparedCall, runPrepared } from "./launch_backward.ts";
+import { placePlan, type PreparedCall, runPrepared, tableLayout } from "./launch_backward.ts";
 import { bilinearArith, forwardLinearTable, isChannelsLast } from "../pytorch/forward/tables.ts";
 
 /**
@@ -192,19 +192,6 @@ function lerpGroups(i0: Int32Array, i1: Int32Array, l0: Float32Array, inW: numbe
   return groups;
 }
 
-function layout(tables: readonly (Int32Array | Float32Array)[]): {
-  offsets: number[];
-  bytes: number;
-} {
-  const offsets: number[] = [];
-  let bytes = 0;
-  for (const table of tables) {
-    offsets.push(bytes);
-    bytes += align16(table.byteLength);
-  }
-  return { offsets, bytes };
-}
-
 function buildPlan(kernels: WasmKernels, call: WasmForwardCall, key: string): Plan {
   const { inputSize, outputSize, scales } = call;
   const rule = call.rule ?? "pytorch";
@@ -240,7 +227,7 @@ function buildPlan(kernels: WasmKernels, call: WasmForwardCall, key: string): Pl
     tables = [hIdx, wIdx, gatherGroups(wIdx, inW, call.dtype === "float32" ? 4 : 2)];
     pattern = columnPattern(wIdx, inW);
   }
-  const { offsets, bytes } = layout(tables);
+  const { offsets, workOffset } = tableLayout(tables);
   const planned = {
     op: call.op,
     dtype: call.dtype,
@@ -253,7 +240,7 @@ function buildPlan(kernels: WasmKernels, call: WasmForwardCall, key: string): Pl
     call: planned,
     tables,
     offsets,
-    workOffset: bytes,
+    workOffset,
     workBytes: align16(work),
     mode,
     pattern,
