@@ -31,8 +31,10 @@ import {
   CASES,
   FORWARD_CASES,
   makeGrad,
+  numel,
   resultShape,
   runCase,
+  sourceShape,
 } from "./cases.ts";
 import {
   allocationNotes,
@@ -42,7 +44,7 @@ import {
   type Row,
   targets,
 } from "./compare_report.ts";
-import { COPY_BYTES, copyOnceMs, coreScaling, HostBursts } from "./cores_probe.ts";
+import { COPY_BYTES, copyOnceMs, coreScaling, HostBursts, memoryFloor } from "./cores_probe.ts";
 import { memoryReport } from "./memory_report.ts";
 import { formatMs, median } from "./stats.ts";
 import { TorchPeer } from "./torch_peer.ts";
@@ -144,6 +146,7 @@ const SIDES = [
   "torchOneAlloc",
   "oursOneAlloc",
   "copy",
+  "floor",
   "torchAllOut",
   "oursAllOut",
   "hostAll",
@@ -166,6 +169,10 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType, rounds: number)
   }
   const torchOn = torchNote === "";
   const { warmup, calls } = c.large ? LARGE : TINY;
+  const size = dtype === "float32" ? 4 : 2;
+  const floor = c.large
+    ? await memoryFloor(numel(sourceShape(c)) * size, numel(resultShape(c)) * size)
+    : null;
   cpuTimes.set(sides.one, []);
   cpuTimes.set(sides.all, []);
   const plans = new Map<number, number>();
@@ -197,6 +204,8 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType, rounds: number)
         if (burstMs === 0 && out) burstMs = Math.max(0.5, t[0]);
       } else if (side.startsWith("oursAll")) {
         t = await ours(sides.all, gradAll, c, calls, out ? outAll : undefined);
+      } else if (side === "floor") {
+        if (floor !== null) t = [floor()];
       } else if (c.large) t = [copyOnceMs()];
       if (round >= warmup) times[side].push(...t);
       else {
@@ -225,6 +234,7 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType, rounds: number)
     oursOneCpuMs: median(cpuTimes.get(sides.one)!),
     oursAllCpuMs: median(cpuTimes.get(sides.all)!),
     copyGBs: c.large ? (2 * COPY_BYTES) / (median(times.copy) * 1e-3) / 1e9 : null,
+    floorMs: med("floor"),
     plan: planText(plans),
     paired: {
       computeOne: paired("torchOneOut", "oursOneOut"),

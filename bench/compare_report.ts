@@ -34,6 +34,11 @@ export interface Row {
   oursAllCpuMs: number;
   /** Large cases: the 128 MiB copy's bandwidth (one thread), measured in the same rounds. */
   copyGBs: number | null;
+  /**
+   * Large cases: the memory floor, ms: the case's bytes read and written by plain WebAssembly SIMD
+   * loops (bench/floor.c, one thread), timed in the same rounds; null without clang 19.
+   */
+  floorMs: number | null;
   /** What the default device's planner chose for the compute calls. */
   plan: string;
   /**
@@ -88,6 +93,15 @@ function copyShare(
   return copy === null || rate === null ? null : rate / copy;
 }
 
+/**
+ * Our speed as a share of the memory floor's (0..1, or null): at `threads`, the one-thread floor
+ * scaled as cores.c's copy.
+ */
+function floorShare(r: Row, ms: number, one: boolean, machine: CoreScaling | null): number | null {
+  if (r.floorMs === null) return null;
+  return r.floorMs / (one ? 1 : Math.max(1, machine?.copy ?? 1)) / ms;
+}
+
 /** A duration with its unit (ms, or µs below 0.1 ms). */
 function msUnit(ms: number): string {
   const text = formatMs(ms);
@@ -133,6 +147,7 @@ export function computeTable(
     "C threads scaling",
     `% of copy 1t: ours (PyTorch)`,
     `% of copy ${n}: ours (PyTorch)`,
+    `% of floor 1t / ${n}`,
     `ours CPU ms 1t / ${n}`,
     `plan at ${n}`,
   ];
@@ -158,6 +173,11 @@ export function computeTable(
       ? `${percent(copyShare(r, r.ms.oursAllOut, false, machine))} (${
         percent(copyShare(r, r.ms.torchAllOut, false, machine))
       })`
+      : "-",
+    r.c.large
+      ? `${percent(floorShare(r, r.ms.oursOneOut, true, machine))} / ${
+        percent(floorShare(r, r.ms.oursAllOut, false, machine))
+      }`
       : "-",
     `${formatMs(r.oursOneCpuMs)} / ${formatMs(r.oursAllCpuMs)}`,
     r.plan,
@@ -246,12 +266,15 @@ function verdict(what: string, failures: string[]): string {
 function speedFailure(r: Row, one: boolean, machine: CoreScaling | null): string | null {
   const ratio = one ? r.paired.computeOne : r.paired.computeAll;
   if (ratio === null || ratio >= SPEED) return null;
-  const share = copyShare(r, one ? r.ms.oursOneOut : r.ms.oursAllOut, one, machine);
+  const ours = one ? r.ms.oursOneOut : r.ms.oursAllOut;
+  const share = copyShare(r, ours, one, machine);
   if (share !== null && share >= COPY_SHARE) return null;
+  const floor = floorShare(r, ours, one, machine);
+  if (floor !== null && floor >= COPY_SHARE) return null;
   const torchShare = copyShare(r, one ? r.ms.torchOneOut : r.ms.torchAllOut, one, machine);
   return `${r.c.id} ${ratio.toFixed(2)}x, ${percent(share)} of copy (PyTorch ${
     percent(torchShare)
-  })`;
+  }), ${percent(floor)} of the floor`;
 }
 
 /**
@@ -285,7 +308,7 @@ export function targets(
           verdict(
             `${suite} ${dtype} compute >= ${SPEED}x PyTorch, or >= ${
               100 * COPY_SHARE
-            }% of copy where memory-bound, ${where}`,
+            }% of copy (or of the memory floor) where memory-bound, ${where}`,
             compared.flatMap((r) => speedFailure(r, one, machine) ?? []),
           ),
         );

@@ -141,3 +141,49 @@ export class HostBursts {
     await this.#child.status;
   }
 }
+
+/**
+ * The memory floor of a case (bench/floor.c): a function timing one pass of plain WebAssembly SIMD
+ * loops that read `readBytes` and write `writeBytes` (ms), on buffers of its own, touched first; or
+ * null (with the reason on stderr) when clang 19 cannot build it.
+ *
+ * @example
+ * ```ts ignore
+ * const floor = await memoryFloor(8 << 20, 32 << 20);
+ * const ms = floor?.();
+ * ```
+ */
+export async function memoryFloor(
+  readBytes: number,
+  writeBytes: number,
+): Promise<(() => number) | null> {
+  const bench = fileURLToPath(new URL(".", import.meta.url));
+  try {
+    const make = await new Deno.Command("make", { args: ["-s", "-C", bench, "build/floor.wasm"] })
+      .output();
+    if (!make.success) throw new Error(new TextDecoder().decode(make.stderr).trim());
+    const round = (n: number): number => Math.ceil(n / 64) * 64;
+    const read = round(readBytes), write = round(writeBytes);
+    const pages = Math.ceil((read + write) / 65536) + 1;
+    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+    const module = await WebAssembly.compile(await Deno.readFile(`${bench}/build/floor.wasm`));
+    const instance = await WebAssembly.instantiate(module, { env: { memory } });
+    const move = instance.exports.floor_move as (
+      d: number,
+      s: number,
+      r: number,
+      w: number,
+    ) => number;
+    new Uint8Array(memory.buffer).fill(1); // every page touched
+    const dst = 0, src = write;
+    move(dst, src, read, write);
+    return (): number => {
+      const start = performance.now();
+      move(dst, src, read, write);
+      return performance.now() - start;
+    };
+  } catch (error) {
+    console.error(`bench/floor.c could not run: ${(error as Error).message.split("\n")[0]}`);
+    return null;
+  }
+}
