@@ -379,6 +379,8 @@ Deno.test("wasm kernels: exact 2x bilinear downscale (the one-update-per-cell pa
     [3, 7, 0, 0, false],
     [1, 9, 0.5, 0.5, false],
     [5, 6, 0.5000001, 0, false],
+    // Unequal weights along W only: the rows whose four cells differ (not the shared-update loop).
+    [4, 6, 0, 0.5000001, false],
     [4, 4, 0, 0, true],
   ];
   let seed = 2000;
