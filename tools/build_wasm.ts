@@ -48,7 +48,7 @@ export const CLANG_ARGS = [
   "-Wl,--strip-all",
 ];
 
-/** The fused module's extra flags: relaxed SIMD for `f32x4.relaxed_madd` (forward.c). */
+/** The fused module's extra flags: relaxed SIMD for `f32x4.relaxed_madd` (forward_bilinear.c). */
 export const FUSED_ARGS = ["-mrelaxed-simd", "-DKERNELS_FUSED=1"];
 
 async function run(cmd: string, args: string[]): Promise<{ ok: boolean; out: string }> {

@@ -69,7 +69,7 @@ export interface KernelExports {
     row0: number,
     row1: number,
   ): void;
-  /** See `nearest_forward` in forward.c. */
+  /** See `nearest_forward` in forward_nearest.c. */
   nearest_forward(
     dtype: number,
     out: number,
@@ -86,7 +86,7 @@ export interface KernelExports {
     row0: number,
     row1: number,
   ): void;
-  /** See `bilinear_forward` in forward.c. */
+  /** See `bilinear_forward` in forward_bilinear.c. */
   bilinear_forward(
     dtype: number,
     out: number,

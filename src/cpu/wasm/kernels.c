@@ -8,11 +8,13 @@
  *   groups.h/c  four planes per vector: the transposes between rows and lanes
  *   nearest.c   nearest-exact backward (1d and 2d)
  *   bilinear.c  bilinear 2d backward
- *   forward.c   the forward ops: nearest-exact (1d and 2d) and bilinear 2d
+ *   forward_nearest.c   nearest-exact forward (1d and 2d)
+ *   forward_bilinear.c  bilinear 2d forward
  */
 
 #include "convert.c"
 #include "groups.c"
 #include "nearest.c"
 #include "bilinear.c"
-#include "forward.c"
+#include "forward_nearest.c"
+#include "forward_bilinear.c"

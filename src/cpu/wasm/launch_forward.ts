@@ -1,5 +1,5 @@
 /**
- * Runs a forward call on the WebAssembly kernels (`src/cpu/wasm/forward.c`) when its tensors allow
+ * Runs a forward call on the WebAssembly kernels (`src/cpu/wasm/forward_nearest.c`, `forward_bilinear.c`) when its tensors allow
  * it: both contiguous blocks of the kernels' heap. As the backward's `src/cpu/wasm/launch_backward.ts`, the
  * tables come from the rules (the same as the TypeScript kernels', {@link forwardLinearTable}) and
  * are written into the kernels' scratch block once per shape; a prepared call is a
@@ -51,7 +51,7 @@ export interface WasmForwardCall {
 }
 
 const DTYPE_CODE = { float32: 0, float16: 1, bfloat16: 2 } as const;
-/** bilinear_forward's modes (forward.c). */
+/** bilinear_forward's modes (forward_bilinear.c). */
 const MODE_F32 = 0, MODE_BF16 = 1, MODE_TAIL_F32 = 2, MODE_TAIL_BF16 = 3;
 
 interface Plan {
@@ -79,7 +79,7 @@ function align16(bytes: number): number {
   return Math.ceil(bytes / 16) * 16;
 }
 
-/** The column map's pattern for nearest_forward (PATTERN_* of forward.c). */
+/** The column map's pattern for nearest_forward (PATTERN_* of forward_nearest.c). */
 function columnPattern(index: Int32Array, inW: number): number {
   const outW = index.length;
   const all = (f: (ow: number) => number): boolean => {
@@ -93,7 +93,7 @@ function columnPattern(index: Int32Array, inW: number): number {
 }
 
 /**
- * The shuffle groups of nearest_forward (gather_group_t of forward.c): per 16 bytes of output
+ * The shuffle groups of nearest_forward (gather_group_t of forward_nearest.c): per 16 bytes of output
  * (16 / size columns, from column `out`), the input column a load starts at and the byte masks of
  * the 16 bytes there (kind 1) or of the 32 bytes (kind 2: the first vector's mask, then the
  * second's, 0x80 where the other holds the byte), or kind 0 when the inputs do not fit in a row
@@ -136,7 +136,7 @@ function gatherGroups(index: Int32Array, inW: number, size: number): Int32Array 
   return groups;
 }
 
-/** weight_class of forward.c: 1 a power of two or zero, 2 more than 8 significant bits, else 0. */
+/** weight_class of forward_bilinear.c: 1 a power of two or zero, 2 more than 8 significant bits, else 0. */
 function weightClass(w: number): number {
   const bits = new Uint32Array(new Float32Array([w]).buffer)[0];
   if ((bits & 0x7f800000) === 0x7f800000) return 0;
@@ -149,7 +149,7 @@ function weightClass(w: number): number {
  * byte masks selecting columns i0 and i1 from the 16 bytes there (kind 1) or the 32 bytes (kind 2:
  * masks of the first vector, then of the second, 0x80 where the other vector holds the byte), kind 3
  * for the even and odd columns of the 32 bytes (an exact 2x downscale), or kind 0 when they do not fit (or the loads would pass the row's end); and the class of the group's
- * l0 (weight_class of forward.c, one for the four; 0 when they differ). 20 int32 per group.
+ * l0 (weight_class of forward_bilinear.c, one for the four; 0 when they differ). 20 int32 per group.
  */
 function lerpGroups(i0: Int32Array, i1: Int32Array, l0: Float32Array, inW: number): Int32Array {
   const count = Math.floor(i0.length / 4);

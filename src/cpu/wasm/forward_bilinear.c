@@ -1,160 +1,11 @@
-/* Forward kernels (interpolate's ops): the exports nearest_forward and bilinear_forward.
+/* The bilinear forward kernel (interpolate's bilinear, 2d): the export bilinear_forward.
  *
- * They reproduce, per output element, the float32 operations of the TypeScript forward kernels
+ * It reproduces, per output element, the float32 operations of the TypeScript forward kernels
  * (src/cpu/pytorch/forward/), so both give PyTorch 1.13's CPU bits. Tensors are contiguous planes; a call
  * computes output rows [row0, row1) of each of its planes (bands of rows for worker threads: an
  * output row depends on nothing another row computes, so any cut gives the same bits). */
 
 #include "groups.h"
-
-/* ---------------------------------------------------------------- nearest-exact */
-
-/* Column maps nearest_forward copies without tables: ow -> ow, ow / 2, 2 ow + 1 (2x up, 2x down). */
-enum { PATTERN_ANY = 0, PATTERN_COPY = 1, PATTERN_UP2 = 2, PATTERN_DOWN2 = 3 };
-
-/* A group of output columns copied with byte shuffles: the 16 output bytes at byte `out` of the
- * row (4 float32 or 8 16-bit outputs), whose inputs lie within the 16 input bytes at byte `start`
- * (kind 1: one load, one shuffle) or within the 32 bytes there (kind 2: two loads, two shuffles, an
- * or); kind 0: element by element. Groups g < outW / per are at column g * per; when outW % per != 0
- * (and outW >= per) one more ends at outW, overlapping the one before (those columns are stored
- * twice, same bits), so that no row has a scalar tail. `ones`: how many groups from this one on are
- * kind 1 (they run without a test of the kind). Built by src/cpu/wasm/launch_forward.ts. */
-typedef struct {
-  int32_t start;
-  int32_t out;
-  int32_t kind;
-  int32_t ones;
-  uint8_t mask[2][16];
-} gather_group_t;
-
-/* One group of kind 0 or 2. */
-static inline v128_t odd_group(int size, const char *src, const int32_t *wIdx,
-                               const gather_group_t *gr) {
-  const char *at = src + gr->start;
-  if (gr->kind == 2) {
-    return wasm_v128_or(wasm_i8x16_swizzle(wasm_v128_load(at), wasm_v128_load(gr->mask[0])),
-                        wasm_i8x16_swizzle(wasm_v128_load(at + 16), wasm_v128_load(gr->mask[1])));
-  }
-  uint16_t e[8];
-  const int per = 16 / size, first = gr->out / size;
-  SCALAR_TAIL
-  for (int j = 0; j < per; j++) {
-    const int c = wIdx[first + j];
-    if (size == 4) __builtin_memcpy(e + 2 * j, src + 4 * (size_t)c, 4);
-    else e[j] = ((const uint16_t *)src)[c];
-  }
-  return wasm_v128_load(e);
-}
-
-/* The table's groups [g, count) of a row. */
-static inline __attribute__((always_inline)) void table_groups(int size, const char *src, char *dst,
-                                                               int g, int count,
-                                                               const int32_t *wIdx,
-                                                               const gather_group_t *groups) {
-  while (g < count) {
-    for (const int end = g + groups[g].ones; g < end; g++) {
-      const gather_group_t *gr = groups + g;
-      wasm_v128_store(dst + gr->out, wasm_i8x16_swizzle(wasm_v128_load(src + gr->start),
-                                                        wasm_v128_load(gr->mask[0])));
-    }
-    if (g < count) {
-      wasm_v128_store(dst + groups[g].out, odd_group(size, src, wIdx, groups + g));
-      g++;
-    }
-  }
-}
-
-/* One output row: vectors first by the column pattern (COPY, UP2, DOWN2: no tables), the remaining
- * groups by the table; a row narrower than one vector element by element. */
-static inline __attribute__((always_inline)) void gather_row(int size, const char *src, char *dst,
-                                                             int outW, const int32_t *wIdx,
-                                                             const gather_group_t *groups,
-                                                             int pattern) {
-  const int per = 16 / size, full = outW / per, count = full + (full > 0 && outW % per != 0);
-  if (full == 0) {
-    SCALAR_TAIL
-    for (int ow = 0; ow < outW; ow++) {
-      if (size == 4) ((uint32_t *)dst)[ow] = ((const uint32_t *)src)[wIdx[ow]];
-      else ((uint16_t *)dst)[ow] = ((const uint16_t *)src)[wIdx[ow]];
-    }
-    return;
-  }
-  int g = 0;
-  if (pattern == PATTERN_COPY) {
-    for (; g < full; g++) {
-      wasm_v128_store(dst + 16 * (size_t)g, wasm_v128_load(src + 16 * (size_t)g));
-    }
-  } else if (pattern == PATTERN_UP2) {
-    for (; g + 2 <= full; g += 2) { /* 16 input bytes -> 32 output bytes */
-      const v128_t v = wasm_v128_load(src + 8 * (size_t)g);
-      const v128_t lo = size == 4 ? wasm_i32x4_shuffle(v, v, 0, 0, 1, 1)
-                                  : wasm_i16x8_shuffle(v, v, 0, 0, 1, 1, 2, 2, 3, 3);
-      const v128_t hi = size == 4 ? wasm_i32x4_shuffle(v, v, 2, 2, 3, 3)
-                                  : wasm_i16x8_shuffle(v, v, 4, 4, 5, 5, 6, 6, 7, 7);
-      wasm_v128_store(dst + 16 * (size_t)g, lo);
-      wasm_v128_store(dst + 16 * (size_t)g + 16, hi);
-    }
-  } else if (pattern == PATTERN_DOWN2) {
-    for (; g < full; g++) {
-      const v128_t v = wasm_v128_load(src + 32 * (size_t)g);
-      const v128_t w = wasm_v128_load(src + 32 * (size_t)g + 16);
-      wasm_v128_store(dst + 16 * (size_t)g,
-                      size == 4 ? wasm_i32x4_shuffle(v, w, 1, 3, 5, 7)
-                                : wasm_i16x8_shuffle(v, w, 1, 3, 5, 7, 9, 11, 13, 15));
-    }
-  }
-  table_groups(size, src, dst, g, count, wIdx, groups);
-}
-
-/* `bytes` bytes from `from` to `to` (no overlap) by vectors, the last ending at the end. */
-static inline void copy_row(char *to, const char *from, size_t bytes) {
-  if (bytes < 16) {
-    __builtin_memcpy(to, from, bytes);
-    return;
-  }
-  size_t i = 0;
-  for (; i + 16 <= bytes; i += 16) wasm_v128_store(to + i, wasm_v128_load(from + i));
-  if (i < bytes) wasm_v128_store(to + bytes - 16, wasm_v128_load(from + bytes - 16));
-}
-
-/* One input row into `rows` output rows: gathered into the first, which the others copy from L1
- * (storing each vector into every row of the run measured slower: 2x up 1.9 ms against 1.4 ms).
- * gather_row is inlined once per element size (no select between the two sizes' shuffles). */
-__attribute__((noinline)) static void gather_run(int size, const char *src, char *dst,
-                                                 size_t stride, int rows, int outW,
-                                                 const int32_t *wIdx,
-                                                 const gather_group_t *groups, int pattern) {
-  if (size == 4) gather_row(4, src, dst, outW, wIdx, groups, pattern);
-  else gather_row(2, src, dst, outW, wIdx, groups, pattern);
-  for (int r = 1; r < rows; r++) copy_row(dst + r * stride, dst, (size_t)outW * size);
-}
-
-/*
- * nearest-exact forward over `planes` contiguous planes (1d: inH = outH = 1): output (oh, ow)
- * copies input (hIdx[oh], wIdx[ow]), bits and all. `groups` (see gather_group_t) describe the
- * shuffles of a row; `pattern` names a column map copied without them. The output rows of a run
- * with one input row (within [row0, row1)) are written together.
- */
-EXPORT(nearest_forward) void nearest_forward(int dtype, void *out, const void *in, int planes,
-                                             int inH, int inW, int outH, int outW,
-                                             const int32_t *hIdx, const int32_t *wIdx,
-                                             const gather_group_t *groups, int pattern,
-                                             int row0, int row1) {
-  const int size = dtype == DT_F32 ? 4 : 2;
-  const size_t inPlane = (size_t)inH * inW * size, outPlane = (size_t)outH * outW * size;
-  const size_t inRow = (size_t)inW * size, outRow = (size_t)outW * size;
-  for (int p = 0; p < planes; p++) {
-    const char *src = (const char *)in + p * inPlane;
-    char *dst = (char *)out + p * outPlane;
-    for (int oh = row0; oh < row1;) {
-      int end = oh + 1;
-      while (end < row1 && hIdx[end] == hIdx[oh]) end++;
-      gather_run(size, src + hIdx[oh] * inRow, dst + oh * outRow, outRow, end - oh, outW, wIdx,
-                 groups, pattern);
-      oh = end;
-    }
-  }
-}
 
 /* ---------------------------------------------------------------- bilinear: arithmetic */
 
@@ -434,6 +285,35 @@ static void combine_rows(int mode, float *restrict dst, const float *t0, const f
 /* An output row straight from float32 input rows r0 (h0) and r1 (h1), for a row whose interpolated
  * rows no other row reuses (a downscale): the operations of interpolate_row on both rows and
  * combine_rows, in the same order, without storing and reloading the interpolated rows. */
+/* direct_row where every group is an exact 2x downscale (kind 3 at column 8 g, one weight class):
+ * the same operations, without reading the group table. */
+static void direct_row_down2(float *restrict dst, const float *r0, const float *r1, float lh0,
+                             float lh1, int outW, const float *wL0, const float *wL1, int wcls) {
+  const v128_t k0 = wasm_f32x4_splat(lh0), k1 = wasm_f32x4_splat(lh1);
+  const int cls = weight_class(lh0);
+  for (int ow = 0; ow + 4 <= outW; ow += 4) {
+    const v128_t u0 = wasm_v128_load(r0 + 2 * ow), v0 = wasm_v128_load(r0 + 2 * ow + 4);
+    const v128_t u1 = wasm_v128_load(r1 + 2 * ow), v1 = wasm_v128_load(r1 + 2 * ow + 4);
+    const v128_t l0 = wasm_v128_load(wL0 + ow), l1 = wasm_v128_load(wL1 + ow);
+    const v128_t t0 = fma4_class(wcls, wasm_i32x4_shuffle(u0, v0, 0, 2, 4, 6), l0,
+                                 wasm_f32x4_mul(wasm_i32x4_shuffle(u0, v0, 1, 3, 5, 7), l1));
+    const v128_t t1 = fma4_class(wcls, wasm_i32x4_shuffle(u1, v1, 0, 2, 4, 6), l0,
+                                 wasm_f32x4_mul(wasm_i32x4_shuffle(u1, v1, 1, 3, 5, 7), l1));
+    wasm_v128_store(dst + ow, fma4_class(cls, t0, k0, wasm_f32x4_mul(t1, k1)));
+  }
+}
+
+/* Whether every group of a row is kind 3 at column 8 g with one weight class (direct_row_down2),
+ * and outW a multiple of 4; that class in *wcls. */
+static int rows_down2(const lerp_group_t *groups, int outW, int *wcls) {
+  if (outW % 4 != 0 || outW == 0) return 0;
+  *wcls = groups[0].weights;
+  for (int g = 0; g < outW / 4; g++) {
+    if (groups[g].kind != 3 || groups[g].start != 8 * g || groups[g].weights != *wcls) return 0;
+  }
+  return 1;
+}
+
 static void direct_row(float *restrict dst, const float *r0, const float *r1, float lh0, float lh1,
                        int outW, const int32_t *wI0, const int32_t *wI1, const float *wL0,
                        const float *wL1, const lerp_group_t *groups) {
@@ -549,6 +429,8 @@ EXPORT(bilinear_forward) void bilinear_forward(int dtype, void *out, const void 
   float *t[2] = {work + 2 * inRowF, work + 2 * inRowF + outRowF};
   float *result = work + 2 * inRowF + 2 * outRowF;
   const int size = dtype == DT_F32 ? 4 : 2;
+  int wcls = 0;
+  const int down2 = rows_down2(groups, outW, &wcls);
   for (int p = 0; p < planes; p++) {
     const char *src = (const char *)in + (size_t)p * inH * inW * size;
     char *dst = (char *)out + (size_t)p * outH * outW * size;
@@ -572,9 +454,10 @@ EXPORT(bilinear_forward) void bilinear_forward(int dtype, void *out, const void 
       } else if (dtype == DT_F32 && mode == MODE_F32 && cached[0] != h0 && cached[1] != h0 &&
                  cached[0] != h1 && cached[1] != h1 && !(oh + 1 < row1 && hI0[oh + 1] <= h1)) {
         /* Neither interpolated row is cached nor needed by the next row: no cache. */
-        direct_row(row, (const float *)(src + (size_t)h0 * inW * size),
-                   (const float *)(src + (size_t)h1 * inW * size), hL0[oh], hL1[oh], outW, wI0, wI1,
-                   wL0, wL1, groups);
+        const float *r0 = (const float *)(src + (size_t)h0 * inW * size);
+        const float *r1 = (const float *)(src + (size_t)h1 * inW * size);
+        if (down2) direct_row_down2(row, r0, r1, hL0[oh], hL1[oh], outW, wL0, wL1, wcls);
+        else direct_row(row, r0, r1, hL0[oh], hL1[oh], outW, wI0, wI1, wL0, wL1, groups);
       } else {
         /* The interpolated rows h0 and h1, from a two-row cache. */
         int s0 = cached[0] == h0 ? 0 : cached[1] == h0 ? 1 : -1;
