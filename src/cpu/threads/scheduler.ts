@@ -8,7 +8,7 @@
  */
 
 import type { WasmKernels } from "../wasm/instance.ts";
-import { type PreparedCall, runPrepared } from "../wasm/launch_backward.ts";
+import { LINE_BYTES, type PreparedCall, runPrepared } from "../wasm/launch_backward.ts";
 import { Planner } from "./planner.ts";
 import { KernelPool } from "./pool.ts";
 
@@ -42,9 +42,6 @@ export function cutCall(planes: number, rows: number, bandable: boolean, threads
     : 1;
   return { chunkPlanes, bands, chunks: planeChunks * bands };
 }
-
-/** Bytes of a cache line, and the gap kept between two threads' work spaces. */
-const LINE_BYTES = 64;
 
 /**
  * The distance between two threads' work spaces: whole cache lines plus one when the scratch block

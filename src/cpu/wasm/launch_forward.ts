@@ -1,10 +1,11 @@
 /**
- * Runs a forward call on the WebAssembly kernels (`src/cpu/wasm/forward_nearest.c`, `forward_bilinear.c`) when its tensors allow
- * it: both contiguous blocks of the kernels' heap. As the backward's `src/cpu/wasm/launch_backward.ts`, the
- * tables come from the rules (the same as the TypeScript kernels', {@link forwardLinearTable}) and
- * are written into the kernels' scratch block once per shape; a prepared call is a
- * {@link PreparedCall}, so the worker-thread plan (`KernelScheduler.run`) runs it as any other,
- * cut into planes and bands of output rows (the same bits at any thread count).
+ * Runs a forward call on the WebAssembly kernels (`src/cpu/wasm/forward_nearest.c`,
+ * `forward_bilinear.c`) when its tensors allow it: both contiguous blocks of the kernels' heap. As
+ * the backward's `src/cpu/wasm/launch_backward.ts`, the tables come from the rules (the same as the
+ * TypeScript kernels', {@link forwardLinearTable}) and are written into the kernels' scratch block
+ * once per shape; a prepared call is a {@link PreparedCall}, so the worker-thread plan
+ * (`KernelScheduler.run`) runs it as any other, cut into planes and bands of output rows (the same
+ * bits at any thread count).
  *
  * @module
  */
@@ -93,13 +94,13 @@ function columnPattern(index: Int32Array, inW: number): number {
 }
 
 /**
- * The shuffle groups of nearest_forward (gather_group_t of forward_nearest.c): per 16 bytes of output
- * (16 / size columns, from column `out`), the input column a load starts at and the byte masks of
- * the 16 bytes there (kind 1) or of the 32 bytes (kind 2: the first vector's mask, then the
- * second's, 0x80 where the other holds the byte), or kind 0 when the inputs do not fit in a row
- * that long. Groups at columns 0, per, ... and, when outW % per != 0 (and outW >= per), one ending at
- * outW (overlapping the one before). A load starts early rather than pass the row's end. 12 int32
- * per group.
+ * The shuffle groups of nearest_forward (gather_group_t of forward_nearest.c): per 16 bytes of
+ * output (16 / size columns, from column `out`), the input column a load starts at and the byte
+ * masks of the 16 bytes there (kind 1) or of the 32 bytes (kind 2: the first vector's mask, then
+ * the second's, 0x80 where the other holds the byte), or kind 0 when the inputs do not fit in a row
+ * that long. Groups at columns 0, per, ... and, when outW % per != 0 (and outW >= per), one ending
+ * at outW (overlapping the one before). A load starts early rather than pass the row's end. 12
+ * int32 per group.
  */
 function gatherGroups(index: Int32Array, inW: number, size: number): Int32Array {
   const per = 16 / size, outW = index.length, full = Math.floor(outW / per);
@@ -136,7 +137,10 @@ function gatherGroups(index: Int32Array, inW: number, size: number): Int32Array 
   return groups;
 }
 
-/** weight_class of forward_bilinear.c: 1 a power of two or zero, 2 more than 8 significant bits, else 0. */
+/**
+ * weight_class of forward_bilinear.c: 1 a power of two or zero, 2 more than 8 significant bits,
+ * else 0.
+ */
 function weightClass(w: number): number {
   const bits = new Uint32Array(new Float32Array([w]).buffer)[0];
   if ((bits & 0x7f800000) === 0x7f800000) return 0;
@@ -147,9 +151,10 @@ function weightClass(w: number): number {
 /**
  * The groups of bilinear_forward's gather4: per four output columns, the first input column and the
  * byte masks selecting columns i0 and i1 from the 16 bytes there (kind 1) or the 32 bytes (kind 2:
- * masks of the first vector, then of the second, 0x80 where the other vector holds the byte), kind 3
- * for the even and odd columns of the 32 bytes (an exact 2x downscale), or kind 0 when they do not fit (or the loads would pass the row's end); and the class of the group's
- * l0 (weight_class of forward_bilinear.c, one for the four; 0 when they differ). 20 int32 per group.
+ * masks of the first vector, then of the second, 0x80 where the other vector holds the byte), kind
+ * 3 for the even and odd columns of the 32 bytes (an exact 2x downscale), or kind 0 when they do
+ * not fit (or the loads would pass the row's end); and the class of the group's l0 (weight_class of
+ * forward_bilinear.c, one for the four; 0 when they differ). 20 int32 per group.
  */
 function lerpGroups(i0: Int32Array, i1: Int32Array, l0: Float32Array, inW: number): Int32Array {
   const count = Math.floor(i0.length / 4);
@@ -354,9 +359,9 @@ export function prepareWasmForward(
 }
 
 /**
- * Runs a forward `call` on the wasm kernels on the calling thread and returns true, or returns false
- * (having done nothing) when it is not eligible ({@link wasmForwardEligible}) or the scratch space
- * cannot be had. `slots`: work space kept for that many threads (so that the scratch block does not
+ * Runs a forward `call` on the wasm kernels on the calling thread and returns true, or returns
+ * false (having done nothing) when it is not eligible ({@link wasmForwardEligible}) or the scratch
+ * space cannot be had. `slots`: work space kept for that many threads (so that the scratch block does not
  * move between calls run here and calls run by workers).
  *
  * @example
