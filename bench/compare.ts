@@ -184,9 +184,13 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType, rounds: number)
   // The host's bursts do about the work of our one-thread call (its first time), at least 0.5 ms.
   let burstMs = 0;
   for (let round = 0; round < warmup + rounds; round++) {
-    // Alternate the order, so no side always runs on a cache another just filled; the copy runs in
-    // the same rounds, so its bandwidth sees the same phases of this shared VM.
-    const order = round % 2 === 0 ? SIDES : [...SIDES].reverse();
+    // A new order every round, so no side always follows the same one: with the order only
+    // reversed, our two-thread calls always came right after a two-thread call (PyTorch's or the C
+    // threads'), our one-thread calls after a one-thread one, and PyTorch's two-thread calls after
+    // one-thread work: ours alone on the default device ran 0.86x the one-thread device's speed
+    // (bilinear x0.5 backward) where both after the same peer ran alike. The copy runs in the
+    // same rounds, so its bandwidth sees the same phases of this shared VM.
+    const order = shuffled(SIDES, round);
     for (const side of order) {
       let t: number[] = [];
       const torch = side.startsWith("torchOne") ? sides.torchOne : sides.torchAll;
@@ -247,6 +251,18 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType, rounds: number)
       hostScaling: paired("hostOne", "hostAll"),
     },
   };
+}
+
+/** `items` in an order drawn from `seed` (Fisher-Yates on a 32-bit LCG): the same every run. */
+function shuffled<T>(items: readonly T[], seed: number): T[] {
+  const out = [...items];
+  let state = (seed * 2654435761 + 12345) >>> 0;
+  for (let i = out.length - 1; i > 0; i--) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    const j = state % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
 }
 
 /** The median of a[i] / b[i]. */
@@ -350,8 +366,8 @@ async function main(): Promise<void> {
     for (const line of allocationNotes(part)) console.log(line);
   }
   console.log(
-    `\nms: median of ${rounds} rounds of one call per side, alternating (the order reversed every ` +
-      `other round), after ${LARGE.warmup} warm-up rounds (tiny: per-call mean of ${TINY.calls} ` +
+    `\nms: median of ${rounds} rounds of one call per side, alternating (a new order every ` +
+      `round, the same every run), after ${LARGE.warmup} warm-up rounds (tiny: per-call mean of ${TINY.calls} ` +
       `calls per round); compute: PyTorch's out= overload (torch.ops.aten.<op>.out / ` +
       `<op>_backward.grad_input) and ours with \`out\`, both into a result allocated once; ` +
       `allocating: PyTorch's functional op and ours without \`out\` (the result freed per call); ` +
