@@ -157,33 +157,41 @@ export async function memoryFloor(
   readBytes: number,
   writeBytes: number,
 ): Promise<(() => number) | null> {
+  const module = await (floorModule ??= compileFloor());
+  if (module === null) return null;
+  const round = (n: number): number => Math.ceil(n / 64) * 64;
+  const read = round(readBytes), write = round(writeBytes);
+  const pages = Math.ceil((read + write) / 65536) + 1;
+  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+  const instance = await WebAssembly.instantiate(module, { env: { memory } });
+  const move = instance.exports.floor_move as (
+    d: number,
+    s: number,
+    r: number,
+    w: number,
+  ) => number;
+  new Uint8Array(memory.buffer).fill(1); // every page touched
+  const dst = 0, src = write;
+  move(dst, src, read, write);
+  return (): number => {
+    const start = performance.now();
+    move(dst, src, read, write);
+    return performance.now() - start;
+  };
+}
+
+let floorModule: Promise<WebAssembly.Module | null> | undefined;
+
+/** bench/floor.c built and compiled once; null (said once on stderr) without clang 19. */
+async function compileFloor(): Promise<WebAssembly.Module | null> {
   const bench = fileURLToPath(new URL(".", import.meta.url));
   try {
     const make = await new Deno.Command("make", { args: ["-s", "-C", bench, "build/floor.wasm"] })
       .output();
     if (!make.success) throw new Error(new TextDecoder().decode(make.stderr).trim());
-    const round = (n: number): number => Math.ceil(n / 64) * 64;
-    const read = round(readBytes), write = round(writeBytes);
-    const pages = Math.ceil((read + write) / 65536) + 1;
-    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
-    const module = await WebAssembly.compile(await Deno.readFile(`${bench}/build/floor.wasm`));
-    const instance = await WebAssembly.instantiate(module, { env: { memory } });
-    const move = instance.exports.floor_move as (
-      d: number,
-      s: number,
-      r: number,
-      w: number,
-    ) => number;
-    new Uint8Array(memory.buffer).fill(1); // every page touched
-    const dst = 0, src = write;
-    move(dst, src, read, write);
-    return (): number => {
-      const start = performance.now();
-      move(dst, src, read, write);
-      return performance.now() - start;
-    };
+    return await WebAssembly.compile(await Deno.readFile(`${bench}/build/floor.wasm`));
   } catch (error) {
-    console.error(`bench/floor.c could not run: ${(error as Error).message.split("\n")[0]}`);
+    console.error(`bench/floor.c could not be built: ${(error as Error).message.split("\n")[0]}`);
     return null;
   }
 }
