@@ -8,6 +8,7 @@
  */
 
 import { fileURLToPath } from "node:url";
+import { LineChannel } from "./line_channel.ts";
 
 /** Speed-ups of `threads` threads over one, per kind of loop (median over rounds). */
 export interface CoreScaling {
@@ -93,15 +94,10 @@ export function copyOnceMs(): number {
  * ```
  */
 export class HostBursts {
-  readonly #child: Deno.ChildProcess;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #reader: ReadableStreamDefaultReader<string>;
-  #pending = "";
+  readonly #channel: LineChannel;
 
   private constructor(child: Deno.ChildProcess) {
-    this.#child = child;
-    this.#writer = child.stdin.getWriter();
-    this.#reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    this.#channel = new LineChannel(child);
   }
 
   /** Starts the server with `threads` threads (built by the probe above); null if it cannot. */
@@ -122,23 +118,15 @@ export class HostBursts {
 
   /** Wall ms of a SIMD burst of about `ms` ms of one thread's work, shared by `threads` threads. */
   async burst(threads: number, ms: number): Promise<number> {
-    await this.#writer.write(new TextEncoder().encode(`${threads} ${ms}\n`));
-    while (!this.#pending.includes("\n")) {
-      const { value, done } = await this.#reader.read();
-      if (done) throw new Error("bench/cores serve exited");
-      this.#pending += value;
-    }
-    const end = this.#pending.indexOf("\n");
-    const line = this.#pending.slice(0, end);
-    this.#pending = this.#pending.slice(end + 1);
+    await this.#channel.send(`${threads} ${ms}`);
+    const line = await this.#channel.readLine();
+    if (line === null) throw new Error("bench/cores serve exited");
     return Number(line);
   }
 
   /** Stops the server. */
   async close(): Promise<void> {
-    await this.#writer.close().catch(() => {});
-    await this.#reader.cancel().catch(() => {});
-    await this.#child.status;
+    await this.#channel.close();
   }
 }
 

@@ -2,9 +2,9 @@
  * The memory floor of a kernel that reads `readBytes` and writes `writeBytes`: the same bytes moved
  * by the plainest WebAssembly SIMD loops (what the library's kernels compile to, with the same
  * bounds checks), for bench:compare to time in the same rounds as the cases. WebAssembly has no
- * non-temporal store, so every line a loop writes is first read (unlike memcpy / memset, which
- * stream past the cache): a write-heavy op cannot reach a copy's bandwidth, and this floor says how
- * far it can get.
+ * non-temporal store, so a line a loop writes is read first, where memcpy and memset may stream
+ * past the cache: this floor says what a kernel of this library can reach, where the copy is
+ * what glibc can.
  *
  * Built by bench/Makefile with clang 19 (build/floor.wasm); bench/cores_probe.ts loads it.
  */

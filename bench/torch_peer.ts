@@ -7,6 +7,7 @@
 
 import type { DType } from "../mod.ts";
 import type { BenchCase } from "./cases.ts";
+import { LineChannel } from "./line_channel.ts";
 
 /** The Python interpreter that has Debian's `python3-torch` (override: `BENCH_PYTHON`). */
 export const PYTHON: string = Deno.env.get("BENCH_PYTHON") ?? "/usr/bin/python3";
@@ -46,18 +47,13 @@ function peerEnv(): Record<string, string> {
 
 /** A running `torch_bench.py`. */
 export class TorchPeer {
-  readonly #child: Deno.ChildProcess;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #reader: ReadableStreamDefaultReader<string>;
-  #pending = "";
+  readonly #channel: LineChannel;
   #version = "";
   /** PyTorch's thread count. */
   threads = 1;
 
   private constructor(child: Deno.ChildProcess) {
-    this.#child = child;
-    this.#writer = child.stdin.getWriter();
-    this.#reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    this.#channel = new LineChannel(child);
   }
 
   /**
@@ -114,30 +110,18 @@ export class TorchPeer {
 
   /** Stops the child. */
   async close(): Promise<void> {
-    try {
-      await this.#writer.write(new TextEncoder().encode(`{"cmd":"quit"}\n`));
-      await this.#writer.close();
-    } catch {
-      // already gone
-    }
-    await this.#reader.cancel().catch(() => {});
-    await this.#child.status;
+    await this.#channel.close(`{"cmd":"quit"}`);
   }
 
   async #request(body: unknown): Promise<Reply> {
-    await this.#writer.write(new TextEncoder().encode(`${JSON.stringify(body)}\n`));
+    await this.#channel.send(JSON.stringify(body));
     return await this.#read();
   }
 
   async #read(): Promise<Reply> {
-    while (!this.#pending.includes("\n")) {
-      const { value, done } = await this.#reader.read();
-      if (done) return { ok: false, reason: "torch_bench.py exited" };
-      this.#pending += value;
-    }
-    const end = this.#pending.indexOf("\n");
-    const line = this.#pending.slice(0, end);
-    this.#pending = this.#pending.slice(end + 1);
-    return JSON.parse(line) as Reply;
+    const line = await this.#channel.readLine();
+    return line === null
+      ? { ok: false, reason: "torch_bench.py exited" }
+      : JSON.parse(line) as Reply;
   }
 }
