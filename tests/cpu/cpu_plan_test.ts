@@ -234,9 +234,25 @@ Deno.test("planner: a class not yet timed is shared; its second call runs alone;
 Deno.test("planner: where sharing pays, the calls are shared but for the exploration", () => {
   const plans = simulate(new Planner(2), big, 500, () => 10, () => 5.5);
   const alone = plans.slice(8).filter((t) => t === 1).length;
-  // Calls 8..500 explore alone every 8th call up to call 64, then every 64th.
-  assert.ok(alone <= 15, `alone ${alone} of ${plans.length - 8}`);
+  // Calls 8..500 explore alone 8, 16, 32, 64, then 128 calls apart: 10, 26, 58, 122, 250, 378.
+  assert.ok(alone <= 6, `alone ${alone} of ${plans.length - 8}`);
   assert.ok(meanMs(plans, 10, 5.5, 64) <= 5.6, "within 2 % of the shared time");
+});
+
+Deno.test("planner: each losing exploration doubles the gap to the next, up to EXPLORE_LATE; a winning one runs again at once", () => {
+  // Calls are numbered from 1; the second runs the other plan.
+  const explored = (plans: number[], plan: number): number[] =>
+    plans.flatMap((t, i) => (t === plan ? [] : [i + 1]));
+  const pays = simulate(new Planner(2), big, 300, () => 10, () => 5.5);
+  assert.deepEqual(explored(pays, 2), [2, 10, 26, 58, 122, 250]);
+  assert.equal(EXPLORE_LATE, 128);
+  // Sharing loses until call 100, then pays. Call 1 shares (the prior); call 2 runs alone, wins and
+  // turns the plan; sharing then runs 8, 8, 16, 32, 64 calls apart; at call 130 it wins, and every
+  // call after it shares: explorations until the shared median is the faster one.
+  const turns = simulate(new Planner(2), big, 200, () => 10, (i) => (i >= 99 ? 5.5 : 11));
+  assert.deepEqual(explored(turns.slice(0, 129), 1), [1, 10, 18, 34, 66]);
+  const after = turns.slice(129, 140);
+  assert.ok(after.every((t) => t === 2), `after the winning exploration: ${after}`);
 });
 
 Deno.test("planner: where sharing loses (a host that scales poorly), never slower than one thread by more than the exploration", () => {

@@ -19,10 +19,14 @@
  * - before that, the shape follows its class: shared when the median of the speed-ups the class's
  *   other shapes measured is at least 1, or, for a class not yet measured, by default (the prior
  *   speed-up {@link PRIOR_SPEEDUP}: see above why sharing is the safe bet);
- * - a shape runs its other plan on its second call, then every {@link EXPLORE_EARLY}th call for its
- *   first {@link YOUNG_CALLS} calls, then every {@link EXPLORE_LATE}th, and again on the next call
- *   whenever that run beat the plan's median, so both medians stay current and a host that becomes
- *   busy (or idle) moves the plan within about half a window of calls (4 of {@link WINDOW}).
+ * - a shape runs its other plan on its second call, then {@link EXPLORE_EARLY} calls later; each
+ *   such run slower than the plan's median doubles the gap to the next, up to
+ *   {@link EXPLORE_LATE} calls; one faster runs again on the next call (until the plan turns) and
+ *   the gap starts over. So both medians stay current, a host that becomes busy (or idle) moves
+ *   the plan within about half a window of calls (4 of {@link WINDOW}), and where the other plan
+ *   keeps losing it costs few calls: a losing run also slows the call after it (a shared call
+ *   leaves half its output in the other core's cache), and on this VM one such run in 8 calls of
+ *   0.2-0.5 ms cost 3-9 %.
  *
  * Nothing is measured before the first call, and nothing blocks it: the calls are the probe. On an
  * idle host that scales, the plan shares every large call from the first; on a host where sharing
@@ -49,11 +53,9 @@ export interface CallShape {
 
 /** Times kept per shape and plan, and speed-ups per class (the median decides). */
 export const WINDOW = 7;
-/** A shape runs its other plan every this many calls while young, then every EXPLORE_LATE. */
+/** Calls between a shape's runs of its other plan: at first, and at most (see the rule above). */
 export const EXPLORE_EARLY = 8;
-export const EXPLORE_LATE = 64;
-/** Calls of a shape after which it explores at the late rate. */
-export const YOUNG_CALLS = 64;
+export const EXPLORE_LATE = 128;
 /** The speed-up assumed for a class before any of its shapes was timed both ways. */
 export const PRIOR_SPEEDUP = 1.5;
 /** The call of a shape that first runs the other plan. */
@@ -119,8 +121,9 @@ interface ShapeState {
   readonly single: Window;
   readonly shared: Window;
   calls: number;
-  /** The last exploration beat the plan: explore again on the next call. */
-  again: boolean;
+  /** The call that next runs the other plan, and the calls to the one after it if it loses. */
+  next: number;
+  gap: number;
 }
 
 /**
@@ -194,10 +197,8 @@ export class Planner {
       share = shape.shared.median(Infinity) < shape.single.median(0);
     } else share = this.#speedups[cls].median(PRIOR_SPEEDUP) >= 1;
     shape.calls++;
-    const period = shape.calls <= YOUNG_CALLS ? EXPLORE_EARLY : EXPLORE_LATE;
-    const explore = most >= 2 &&
-      (shape.again || shape.calls === FIRST_EXPLORE || shape.calls % period === 0);
-    shape.again = false;
+    // Until its time is recorded (see record), an exploration stays due.
+    const explore = most >= 2 && shape.calls >= shape.next;
     if (explore) share = !share;
     const choice = this.#choice;
     choice.threads = share && most >= 2 ? most : 1;
@@ -213,10 +214,15 @@ export class Planner {
     if (shape === undefined) return;
     const own = choice.threads > 1 ? shape.shared : shape.single;
     const other = choice.threads > 1 ? shape.single : shape.shared;
-    // An exploration faster than the plan's median: the host may have changed; look again at once,
-    // so a few calls (not a few explorations) move the plan.
-    if (choice.explore && other.size > 0 && ms < other.median(0)) shape.again = true;
+    const faster = choice.explore && other.size > 0 && ms < other.median(0);
     own.push(ms);
+    if (choice.explore) {
+      // Faster than the plan's median: the host may have changed; look again at once, until the
+      // plan turns, so a few calls (not a few explorations) move it. Slower: later each time.
+      const turned = faster && own.median(Infinity) < other.median(0);
+      shape.next = shape.calls + (turned ? EXPLORE_EARLY : faster ? 1 : shape.gap);
+      shape.gap = faster ? EXPLORE_EARLY : Math.min(EXPLORE_LATE, 2 * shape.gap);
+    }
     if (shape.single.size > 0 && shape.shared.size > 0) {
       this.#speedups[choice.cls].push(shape.single.median(0) / shape.shared.median(Infinity));
     }
@@ -226,7 +232,13 @@ export class Planner {
     let shape = this.#shapes.get(key);
     if (shape === undefined) {
       if (this.#shapes.size >= SHAPES) this.#shapes.clear();
-      shape = { single: new Window(), shared: new Window(), calls: 0, again: false };
+      shape = {
+        single: new Window(),
+        shared: new Window(),
+        calls: 0,
+        next: FIRST_EXPLORE,
+        gap: EXPLORE_EARLY,
+      };
       this.#shapes.set(key, shape);
     }
     return shape;
