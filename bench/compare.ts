@@ -249,6 +249,7 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType, rounds: number)
       oursAllocScaling: paired("oursOneAlloc", "oursAllAlloc")!,
       torchScaling: paired("torchOneOut", "torchAllOut"),
       hostScaling: paired("hostOne", "hostAll"),
+      cpuScaling: pairedRatio(cpuTimes.get(sides.one)!, cpuTimes.get(sides.all)!),
     },
   };
 }
