@@ -23,6 +23,16 @@ typedef struct {
   uint8_t mask[2][16];
 } gather_group_t;
 
+/* The shuffle of a kind-1 group, whose mask bytes are all below 16, where relaxed SIMD's swizzle
+ * gives the same bytes by the spec (it differs only for indices >= 16): V8 lowers it to one pshufb
+ * (x64) or tbl (arm64), without the saturating add that makes wasm's swizzle give 0 for indices
+ * >= 16. The fused module has relaxed SIMD; the exact one keeps the standard instruction. */
+#ifdef KERNELS_FUSED
+#define SWIZZLE_IN_RANGE wasm_i8x16_relaxed_swizzle
+#else
+#define SWIZZLE_IN_RANGE wasm_i8x16_swizzle
+#endif
+
 /* One group of kind 0 or 2. */
 static inline v128_t odd_group(int size, const char *src, const int32_t *wIdx,
                                const gather_group_t *gr) {
@@ -42,16 +52,21 @@ static inline v128_t odd_group(int size, const char *src, const int32_t *wIdx,
   return wasm_v128_load(e);
 }
 
-/* The table's groups [g, count) of a row. */
+/* The table's groups [g, count) of a row; groups below `full` store at 16 g (no load of `out`). */
 static inline __attribute__((always_inline)) void table_groups(int size, const char *src, char *dst,
-                                                               int g, int count,
+                                                               int g, int full, int count,
                                                                const int32_t *wIdx,
                                                                const gather_group_t *groups) {
   while (g < count) {
-    for (const int end = g + groups[g].ones; g < end; g++) {
+    const int end = g + groups[g].ones, aligned = end < full ? end : full;
+    for (; g < aligned; g++) {
+      wasm_v128_store(dst + 16 * (size_t)g, SWIZZLE_IN_RANGE(wasm_v128_load(src + groups[g].start),
+                                                             wasm_v128_load(groups[g].mask[0])));
+    }
+    for (; g < end; g++) {
       const gather_group_t *gr = groups + g;
-      wasm_v128_store(dst + gr->out, wasm_i8x16_swizzle(wasm_v128_load(src + gr->start),
-                                                        wasm_v128_load(gr->mask[0])));
+      wasm_v128_store(dst + gr->out, SWIZZLE_IN_RANGE(wasm_v128_load(src + gr->start),
+                                                      wasm_v128_load(gr->mask[0])));
     }
     if (g < count) {
       wasm_v128_store(dst + groups[g].out, odd_group(size, src, wIdx, groups + g));
@@ -99,7 +114,7 @@ static inline __attribute__((always_inline)) void gather_row(int size, const cha
                                 : wasm_i16x8_shuffle(v, w, 1, 3, 5, 7, 9, 11, 13, 15));
     }
   }
-  table_groups(size, src, dst, g, count, wIdx, groups);
+  table_groups(size, src, dst, g, full, count, wIdx, groups);
 }
 
 /* `bytes` bytes from `from` to `to` (no overlap) by vectors, the last ending at the end. */
