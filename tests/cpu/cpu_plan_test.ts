@@ -247,11 +247,12 @@ Deno.test("planner: each losing exploration doubles the gap to the next, up to E
   assert.deepEqual(explored(pays, 2), [2, 10, 26, 58, 122, 250]);
   assert.equal(EXPLORE_LATE, 128);
   // Sharing loses until call 100, then pays. Call 1 shares (the prior); call 2 runs alone, wins and
-  // turns the plan; sharing then runs 8, 8, 16, 32, 64 calls apart; at call 130 it wins, and every
-  // call after it shares: explorations until the shared median is the faster one.
+  // turns the plan; sharing then runs 8, 8, 16, 32, 64 calls apart. At call 130 it wins: its older
+  // (slow) times are dropped, so the plan turns at once, and alone runs again 8 calls later.
   const turns = simulate(new Planner(2), big, 200, () => 10, (i) => (i >= 99 ? 5.5 : 11));
   assert.deepEqual(explored(turns.slice(0, 129), 1), [1, 10, 18, 34, 66]);
-  const after = turns.slice(129, 140);
+  assert.equal(turns[137], 1, "call 138 runs alone");
+  const after = turns.slice(129, 137);
   assert.ok(after.every((t) => t === 2), `after the winning exploration: ${after}`);
 });
 

@@ -17,8 +17,10 @@ import {
   prepareWasmForward,
   type WasmForwardCall,
 } from "../../src/cpu/wasm/launch_forward.ts";
+import { callClass } from "../../src/cpu/threads/planner.ts";
 import { KernelScheduler } from "../../src/cpu/threads/scheduler.ts";
 import { WasmKernels } from "../../src/cpu/wasm/instance.ts";
+import type { PreparedCall } from "../../src/cpu/wasm/launch_backward.ts";
 import type { StridedArray } from "../../src/cpu/types.ts";
 import type { UpsampleOp } from "../../src/rules/ops.ts";
 import type { TableRule } from "../../src/rules/tables.ts";
@@ -338,6 +340,42 @@ Deno.test("forward wasm: exact fused multiply-adds where the double sum lands ha
   });
   assert.ok(offMidpoint >= 4, `${offMidpoint} results differ from rounding the double sum`);
   freeAll(input, out);
+});
+
+Deno.test("forward threads: the plan does not time the call that starts a worker", async () => {
+  const kernels = new WasmKernels(64 * 2 ** 20, true);
+  const scheduler = KernelScheduler.create(kernels, 2, false)!;
+  try {
+    const p: Problem = {
+      op: "bilinear2d",
+      dtype: "float32",
+      inputSize: [2, 8, 30, 40],
+      outputSize: [61, 77],
+      scales: [0, 0],
+      alignCorners: false,
+    };
+    const raw = toDtype(p.dtype, values(rng(5), count(p.inputSize), 0.01, false));
+    const input = heapTensor(kernels, p.dtype, p.inputSize, raw);
+    const out = heapTensor(kernels, p.dtype, outputShape(p), null);
+    const ready = (): PreparedCall => prepareWasmForward(kernels, call(p, input, out), 2)!;
+    const cls = callClass(ready());
+    // Call 1 is shared (the prior for a class not yet timed) and starts the worker; call 2 runs
+    // alone (the shape's first exploration). Had call 1 been timed, both plans of the shape would
+    // have a time, and the class a measured speed-up.
+    await scheduler.run(ready());
+    assert.equal(scheduler.lastWorkers, 2);
+    assert.equal(scheduler.started, 1);
+    await scheduler.run(ready());
+    assert.equal(scheduler.lastWorkers, 0);
+    assert.equal(scheduler.planner.estimate(cls).observed, 0);
+    // Call 3 is shared again (the class's prior: the shape has no shared time) and timed.
+    await scheduler.run(ready());
+    assert.equal(scheduler.lastWorkers, 2);
+    assert.equal(scheduler.planner.estimate(cls).observed, 1);
+    freeAll(input, out);
+  } finally {
+    scheduler.close();
+  }
 });
 
 Deno.test("forward threads: the worker plan gives the bits of one thread, in planes and in bands of rows", async () => {

@@ -21,8 +21,8 @@
  *   speed-up {@link PRIOR_SPEEDUP}: see above why sharing is the safe bet);
  * - a shape runs its other plan on its second call, then {@link EXPLORE_EARLY} calls later; each
  *   such run slower than the plan's median doubles the gap to the next, up to
- *   {@link EXPLORE_LATE} calls; one faster runs again on the next call (until the plan turns) and
- *   the gap starts over. So both medians stay current, a host that becomes busy (or idle) moves
+ *   {@link EXPLORE_LATE} calls; one faster drops that plan's older times, runs again on the next
+ *   call (until the plan turns) and the gap starts over. So both medians stay current, a host that becomes busy (or idle) moves
  *   the plan within about half a window of calls (4 of {@link WINDOW}), and where the other plan
  *   keeps losing it costs few calls: a losing run also slows the call after it (a shared call
  *   leaves half its output in the other core's cache), and on this VM one such run in 8 calls of
@@ -100,6 +100,12 @@ export class Window {
     if (this.#values.length < WINDOW) this.#values.push(x);
     else this.#values[this.#next] = x;
     this.#next = (this.#next + 1) % WINDOW;
+  }
+
+  /** Drops every value. */
+  clear(): void {
+    this.#values.length = 0;
+    this.#next = 0;
   }
 
   /** Values held. */
@@ -215,10 +221,13 @@ export class Planner {
     const own = choice.threads > 1 ? shape.shared : shape.single;
     const other = choice.threads > 1 ? shape.single : shape.shared;
     const faster = choice.explore && other.size > 0 && ms < other.median(0);
+    // Faster than the plan's median: the host may have changed, and this plan's older times (up to
+    // EXPLORE_LATE calls apart) say what it was; from now on they are this one and the next.
+    if (faster) own.clear();
     own.push(ms);
     if (choice.explore) {
-      // Faster than the plan's median: the host may have changed; look again at once, until the
-      // plan turns, so a few calls (not a few explorations) move it. Slower: later each time.
+      // Faster: look again at once, until the plan turns, so a few calls (not a few explorations)
+      // move it. Slower: later each time.
       const turned = faster && own.median(Infinity) < other.median(0);
       shape.next = shape.calls + (turned ? EXPLORE_EARLY : faster ? 1 : shape.gap);
       shape.gap = faster ? EXPLORE_EARLY : Math.min(EXPLORE_LATE, 2 * shape.gap);

@@ -150,8 +150,11 @@ export class KernelScheduler {
     }
     const cut = cutCall(ready.planes, ready.rows, ready.bandable, share);
     const workBytes = workStride(ready, share, this.#kernels);
+    const started = this.#pool.started;
     const pending = this.#pool.run({ ...ready, ...cut, workers: share - 1, workBytes });
-    const planned = share === choice.threads;
+    // A call that started a worker (an isolate: ~10 ms) says nothing of what sharing costs: the
+    // first shared call of a device took 12.3 ms where the next took 2.2-5.3.
+    const planned = share === choice.threads && this.#pool.started === started;
     if (pending === undefined) {
       if (planned) this.planner.record(choice, performance.now() - start);
       return undefined;
