@@ -22,11 +22,13 @@
  * - a shape runs its other plan on its second call, then {@link EXPLORE_EARLY} calls later; each
  *   such run slower than the plan's median doubles the gap to the next, up to
  *   {@link EXPLORE_LATE} calls; one faster drops that plan's older times, runs again on the next
- *   call (until the plan turns) and the gap starts over. So both medians stay current, a host that becomes busy (or idle) moves
- *   the plan within about half a window of calls (4 of {@link WINDOW}), and where the other plan
- *   keeps losing it costs few calls: a losing run also slows the call after it (a shared call
- *   leaves half its output in the other core's cache), and on this VM one such run in 8 calls of
- *   0.2-0.5 ms cost 3-9 %.
+ *   call (until the plan turns) and the gap starts over. So both medians stay current, a host
+ *   that becomes busy (or idle) moves the plan within about half a window of calls (4 of
+ *   {@link WINDOW}), and where the other plan keeps losing it costs few calls: a losing run also
+ *   slows the call after it (a shared call leaves half its output in the other core's cache), and
+ *   on this VM one such run in 8 calls of 0.2-0.5 ms cost 3-9 %.
+ * - the call that starts a worker is not timed (KernelScheduler.run): starting an isolate took
+ *   ~10 ms, which says nothing of what sharing costs.
  *
  * Nothing is measured before the first call, and nothing blocks it: the calls are the probe. On an
  * idle host that scales, the plan shares every large call from the first; on a host where sharing
