@@ -23,6 +23,7 @@
 
 import process from "node:process";
 import { Device, type DType, type Tensor } from "../mod.ts";
+import { dtypeByteSize } from "../src/tensor/dtype.ts";
 import type { CpuBackend } from "../src/cpu/backend.ts";
 import { deviceInternals } from "../src/device.ts";
 import {
@@ -169,7 +170,7 @@ async function measure(sides: Sides, c: BenchCase, dtype: DType, rounds: number)
   }
   const torchOn = torchNote === "";
   const { warmup, calls } = c.large ? LARGE : TINY;
-  const size = dtype === "float32" ? 4 : 2;
+  const size = dtypeByteSize(dtype);
   const floor = c.large
     ? await memoryFloor(numel(sourceShape(c)) * size, numel(resultShape(c)) * size)
     : null;

@@ -1,6 +1,7 @@
-// nearest_forward (src/cpu/wasm/forward_nearest.c) against a plain gather of the index tables: widths whose
-// last vector overlaps the one before (outW % per != 0), rows narrower than a vector, runs of 1, 2 and
-// 3 output rows on one input row, every dtype, and bands of rows cut anywhere (row0, row1).
+// nearest_forward (src/cpu/wasm/forward_nearest.c) against a plain gather of the index tables:
+// widths whose last vector overlaps the one before (outW % per != 0), rows narrower than a vector,
+// runs of 1, 2 and 3 output rows on one input row, every dtype, and bands of rows cut anywhere
+// (row0, row1).
 
 import assert from "node:assert/strict";
 import type { StorageView } from "../../src/backend.ts";

@@ -66,25 +66,39 @@ __attribute__((noinline)) static v128_t fma4_exact(v128_t a, v128_t w, v128_t q)
   return wasm_v128_load(rv);
 }
 
+/* The double products a w and sums a w + q of fma4 and fma4_long, low and high lanes, and r: the
+ * four sums rounded to float32. */
+typedef struct {
+  v128_t plo, phi, qlo, qhi, slo, shi, r;
+} double_sums_t;
+
+static inline __attribute__((always_inline)) double_sums_t double_sums(v128_t a, v128_t w,
+                                                                      v128_t q) {
+  double_sums_t d;
+  d.plo = wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a), wasm_f64x2_promote_low_f32x4(w));
+  d.phi = wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(HI_HALF(a)),
+                         wasm_f64x2_promote_low_f32x4(HI_HALF(w)));
+  d.qlo = wasm_f64x2_promote_low_f32x4(q);
+  d.qhi = wasm_f64x2_promote_low_f32x4(HI_HALF(q));
+  d.slo = wasm_f64x2_add(d.plo, d.qlo);
+  d.shi = wasm_f64x2_add(d.phi, d.qhi);
+  d.r = wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(d.slo), wasm_f32x4_demote_f64x2_zero(d.shi),
+                           0, 1, 4, 5);
+  return d;
+}
+
 /* fma_exact in four lanes: the products and sums in double, rounded once to float32. A lane whose
  * double sum rounded onto a float32 midpoint, or whose result is subnormal (other midpoints; a
  * zero result is exact), is redone by fma_exact: both are rare, and found without a branch. */
 static inline __attribute__((always_inline)) v128_t fma4(v128_t a, v128_t w, v128_t q) {
-  const v128_t plo =
-      wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a), wasm_f64x2_promote_low_f32x4(w));
-  const v128_t phi = wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(HI_HALF(a)),
-                                    wasm_f64x2_promote_low_f32x4(HI_HALF(w)));
-  const v128_t qlo = wasm_f64x2_promote_low_f32x4(q), qhi = wasm_f64x2_promote_low_f32x4(HI_HALF(q));
-  const v128_t slo = wasm_f64x2_add(plo, qlo), shi = wasm_f64x2_add(phi, qhi);
-  const v128_t r = wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(slo),
-                                      wasm_f32x4_demote_f64x2_zero(shi), 0, 1, 4, 5);
-  const v128_t magnitude = wasm_v128_and(r, K(0x7fffffff));
+  const double_sums_t d = double_sums(a, w, q);
+  const v128_t magnitude = wasm_v128_and(d.r, K(0x7fffffff));
   const v128_t subnormal = wasm_v128_and(wasm_i32x4_lt(magnitude, K(0x00800000)),
                                          wasm_i32x4_ne(magnitude, K(0)));
-  const v128_t risky = wasm_v128_or(
-      subnormal, wasm_v128_or(rounded_midpoint(plo, qlo, slo), rounded_midpoint(phi, qhi, shi)));
+  const v128_t risky = wasm_v128_or(subnormal, wasm_v128_or(rounded_midpoint(d.plo, d.qlo, d.slo),
+                                                            rounded_midpoint(d.phi, d.qhi, d.shi)));
   if (__builtin_expect(wasm_v128_any_true(risky), 0)) return fma4_exact(a, w, q);
-  return r;
+  return d.r;
 }
 
 /* fma4 for a weight w with many significant bits: the double sum then lands on a float32 midpoint
@@ -92,23 +106,16 @@ static inline __attribute__((always_inline)) v128_t fma4(v128_t a, v128_t w, v12
  * exactness of the sum (TwoSum) only computed for them: fewer operations than fma4, on a branch
  * that short weights (whose exact sums are often ties) would make unpredictable. */
 static inline __attribute__((always_inline)) v128_t fma4_long(v128_t a, v128_t w, v128_t q) {
-  const v128_t plo =
-      wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a), wasm_f64x2_promote_low_f32x4(w));
-  const v128_t phi = wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(HI_HALF(a)),
-                                    wasm_f64x2_promote_low_f32x4(HI_HALF(w)));
-  const v128_t qlo = wasm_f64x2_promote_low_f32x4(q), qhi = wasm_f64x2_promote_low_f32x4(HI_HALF(q));
-  const v128_t slo = wasm_f64x2_add(plo, qlo), shi = wasm_f64x2_add(phi, qhi);
-  const v128_t r = wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(slo),
-                                      wasm_f32x4_demote_f64x2_zero(shi), 0, 1, 4, 5);
+  const double_sums_t d = double_sums(a, w, q);
   const v128_t low = wasm_i64x2_splat(0x1fffffff + (int64_t)kzero);
   const v128_t half = wasm_i64x2_splat(0x10000000 + (int64_t)kzero);
-  const v128_t magnitude = wasm_v128_and(r, K(0x7fffffff));
+  const v128_t magnitude = wasm_v128_and(d.r, K(0x7fffffff));
   const v128_t flagged = wasm_v128_or(
-      wasm_v128_or(wasm_i64x2_eq(wasm_v128_and(slo, low), half),
-                   wasm_i64x2_eq(wasm_v128_and(shi, low), half)),
+      wasm_v128_or(wasm_i64x2_eq(wasm_v128_and(d.slo, low), half),
+                   wasm_i64x2_eq(wasm_v128_and(d.shi, low), half)),
       wasm_u32x4_lt(wasm_i32x4_sub(magnitude, K(1)), K(0x007fffff)));
   if (__builtin_expect(wasm_v128_any_true(flagged), 0)) return fma4_exact(a, w, q);
-  return r;
+  return d.r;
 }
 
 /* The weight classes of lerp groups and rows: which of fma4_pow2, fma4, fma4_long computes them. */

@@ -361,8 +361,8 @@ export function prepareWasmForward(
 /**
  * Runs a forward `call` on the wasm kernels on the calling thread and returns true, or returns
  * false (having done nothing) when it is not eligible ({@link wasmForwardEligible}) or the scratch
- * space cannot be had. `slots`: work space kept for that many threads (so that the scratch block does not
- * move between calls run here and calls run by workers).
+ * space cannot be had. `slots`: work space kept for that many threads (so that the scratch block
+ * does not move between calls run here and calls run by workers).
  *
  * @example
  * ```ts ignore
