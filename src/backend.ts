@@ -96,6 +96,12 @@ export interface Backend<H> {
   checkForwardSupported(params: UpsampleParams & { readonly deterministic: boolean }): void;
   /** Enqueues a forward op (the CPU backend runs it at once). */
   launchForward(call: ForwardCall<H>): void;
+  /**
+   * Whether a call object just launched may be kept and launched again by a call with the same
+   * arguments (the ops' memo of a repeated call with `out`): true when holding it keeps no storage
+   * alive (an NPU buffer handle is an address; a CPU one in the WebAssembly memory, a block of it).
+   */
+  keepsCall(call: UpsampleCall<H> | ForwardCall<H>): boolean;
   /** Switches the runtime's deterministic mode. */
   setDeterministic(on: boolean): void;
   /** Waits for all queued work. */

@@ -45,8 +45,8 @@ import { KernelScheduler } from "./threads/scheduler.ts";
 import { STACK_BYTES, WasmKernels } from "./wasm/instance.ts";
 import {
   type AnyCall,
-  eligible,
   forwardArgs,
+  keepCall,
   kernelArgs,
   launchHere,
   prepare,
@@ -325,6 +325,11 @@ export class CpuBackend implements Backend<CpuBuffer> {
     else this.#queue.hold(this.#launch(call, true));
   }
 
+  /** Whether a launched call object may be launched again (in the WebAssembly memory: see keepCall). */
+  keepsCall(call: UpsampleCall<CpuBuffer> | ForwardCall<CpuBuffer>): boolean {
+    return keepCall(call);
+  }
+
   // Runs `task` (a device-reference kernel, always on the calling thread) now, or after the work
   // queued so far; a queued failure is reported by the next download or synchronize.
   #runInOrder(task: () => void): void {
@@ -347,14 +352,14 @@ export class CpuBackend implements Backend<CpuBuffer> {
     if (this.#closed) return;
     try {
       const kernels = this.#kernels;
-      if (kernels !== null && this.threads > 1 && this.#large(call) && eligible(kernels, call)) {
-        this.#scheduler ??= KernelScheduler.create(kernels, this.threads, this.#minParallel === 0);
+      const ready = kernels !== null && this.threads > 1 && this.#large(call)
+        ? prepare(kernels, call, this.threads)
+        : null;
+      if (ready !== null) {
+        this.#scheduler ??= KernelScheduler.create(kernels!, this.threads, this.#minParallel === 0);
         const scheduler = this.#scheduler;
-        const ready = scheduler !== null && !scheduler.broken
-          ? prepare(kernels, call, this.threads)
-          : null;
         // The scheduler runs it here alone or shared with the workers (timed), as its shape's times say.
-        const pending = ready === null ? null : scheduler!.run(ready);
+        const pending = scheduler === null || scheduler.broken ? null : scheduler.run(ready);
         if (pending !== null) return pending === undefined ? undefined : this.#then(pending, call);
       }
       this.#launchHere(call);

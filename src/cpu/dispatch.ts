@@ -14,11 +14,7 @@ import {
   nearestExact2dForwardCpu,
   type UpsampleForwardArgs,
 } from "./pytorch/forward/mod.ts";
-import {
-  launchWasmForward,
-  prepareWasmForward,
-  wasmForwardEligible,
-} from "./wasm/launch_forward.ts";
+import { prepareWasmForward, wasmForwardEligible } from "./wasm/launch_forward.ts";
 import {
   bilinear2dBackwardCpu,
   nearestExact1dBackwardCpu,
@@ -27,9 +23,9 @@ import {
 import type { BilinearBackwardArgs, StridedArray } from "./types.ts";
 import type { WasmKernels } from "./wasm/instance.ts";
 import {
-  launchWasm,
   type PreparedCall,
   prepareWasm,
+  runPrepared,
   wasmEligible,
 } from "./wasm/launch_backward.ts";
 
@@ -61,8 +57,44 @@ export function eligible(kernels: WasmKernels, call: AnyCall): boolean {
 }
 
 /**
- * The kernel call of an eligible `call` for `slots` threads (null when the scratch space cannot
- * be had).
+ * A kernel call prepared for one call object, and the plan whose tables it reads. While that plan is
+ * the kernels' `plan`, its tables are where they were written: placing a plan sets it, and a scratch
+ * block that moves clears it (WasmKernels.scratch). The slots never change (a backend passes its
+ * threads).
+ */
+interface Kept {
+  readonly ready: PreparedCall | null;
+  readonly plan: unknown;
+}
+
+const OFFERED: Kept = { ready: null, plan: null };
+
+// Call objects the ops launch again for repeated calls with `out` (keepCall), and what was prepared
+// for them.
+const kept = new WeakMap<AnyCall, Kept>();
+
+/**
+ * Notes that `call` (launched) will be launched again for each repeat of its arguments, so that
+ * {@link prepare} keeps what it prepares for it; false when its buffers are host arrays (the
+ * object would keep them alive, and the WebAssembly kernels do not take them).
+ *
+ * @example
+ * ```ts ignore
+ * if (keepCall(call)) memo.call = call;
+ * ```
+ */
+export function keepCall(call: AnyCall): boolean {
+  const source = isForward(call) ? call.input : call.gradOutput;
+  if (source.handle.heap === null || call.out.handle.heap === null) return false;
+  if (!kept.has(call)) kept.set(call, OFFERED);
+  return true;
+}
+
+/**
+ * The kernel call of `call` for `slots` threads, or null when the WebAssembly kernels cannot take
+ * it (not eligible, or the scratch space cannot be had). A kept call object (see {@link keepCall})
+ * gets its own record, prepared once and returned again while its plan's tables are in place (see
+ * Kept); any other call the shared record, valid until the next call. Neither may be changed.
  *
  * @example
  * ```ts ignore
@@ -70,9 +102,16 @@ export function eligible(kernels: WasmKernels, call: AnyCall): boolean {
  * ```
  */
 export function prepare(kernels: WasmKernels, call: AnyCall, slots: number): PreparedCall | null {
-  return isForward(call)
+  const mine = kept.get(call);
+  if (mine !== undefined && mine.ready !== null && mine.plan === kernels.plan) return mine.ready;
+  if (!eligible(kernels, call)) return null;
+  const ready = isForward(call)
     ? prepareWasmForward(kernels, call, slots)
     : prepareWasm(kernels, call, slots);
+  if (ready === null || mine === undefined) return ready;
+  const own = { ...ready, args: ready.args.slice() };
+  kept.set(call, { ready: own, plan: kernels.plan });
+  return own;
 }
 
 /**
@@ -85,16 +124,17 @@ export function prepare(kernels: WasmKernels, call: AnyCall, slots: number): Pre
  * ```
  */
 export function launchHere(kernels: WasmKernels | null, call: AnyCall, threads: number): void {
+  if (call.inputSize[0] * call.inputSize[1] === 0) return; // an empty result: nothing to compute
+  const ready = kernels === null ? null : prepare(kernels, call, threads);
+  if (ready !== null) return runPrepared(kernels!, ready);
   if (isForward(call)) {
-    if (kernels !== null && launchWasmForward(kernels, call, threads)) return;
     const args = forwardArgs(call);
     if (call.op === "nearestExact1d") nearestExact1dForwardCpu(args);
     else if (call.op === "nearestExact2d") nearestExact2dForwardCpu(args);
     else bilinear2dForwardCpu(args);
     return;
   }
-  if (kernels !== null && launchWasm(kernels, call, threads)) return;
-  // Views are taken after launchWasm, which may have grown the memory.
+  // Views are taken after prepare, which may have grown the memory.
   const args = kernelArgs(call);
   if (call.op === "nearestExact1d") nearestExact1dBackwardCpu(args);
   else if (call.op === "nearestExact2d") nearestExact2dBackwardCpu(args);

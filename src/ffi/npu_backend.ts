@@ -224,6 +224,11 @@ export class NpuBackend implements Backend<NpuBuffer>, RouteTarget {
     this.markEnqueued();
   }
 
+  /** Always: a call object holds buffer handles (device addresses and sizes), never host storage. */
+  keepsCall(_call: UpsampleCall<NpuBuffer> | ForwardCall<NpuBuffer>): boolean {
+    return true;
+  }
+
   /** Sets `ACL_OPT_DETERMINISTIC` on the device context when it changes. */
   setDeterministic(on: boolean): void {
     this.runtime.activate(this.context);

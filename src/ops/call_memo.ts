@@ -1,8 +1,9 @@
 /**
  * The fast path of a repeated op call: the validated form of the last call made on each gradOutput
- * tensor, and a check that a new call has exactly the same arguments, so that it can skip
- * {@link resolveUpsample}'s checks (and, with `out`, reuse the backend call object, which lets the NPU
- * binding go straight to phase 2).
+ * tensor (backward ops) or input tensor (forward ops), and a check that a new call has exactly the
+ * same arguments, so that it can skip `resolveUpsample`'s or `resolveForward`'s checks. With `out`,
+ * the backend call object is reused as well: the NPU binding goes straight to phase 2 (backward),
+ * the CPU backend runs the kernel call it prepared for that object (src/cpu/dispatch.ts).
  *
  * What may differ between two calls with the same arguments is checked again on every call: both
  * tensors' liveness (`disposed`: disposed, storage freed, device closed), the options object's own
@@ -12,36 +13,58 @@
  * strides, offset and storage never change), so equal inputs give the same answer. Anything that
  * does not match goes through the full check, which throws the same errors as before.
  *
- * Lifetime: a memo is kept in a `WeakMap` keyed by the gradOutput tensor and holds `out` in a
- * `WeakSet`, so neither tensor is kept alive by it; the NPU call object it may hold refers to the
- * buffers' handles (address and size), never to their storage.
+ * Lifetime: a memo is kept in a `WeakMap` keyed by its tensor and holds `out` in a `WeakSet`, so
+ * neither tensor is kept alive by it. The call object it may hold refers to the buffers' handles
+ * (an NPU address and size, a CPU block of the WebAssembly memory: `Backend.keepsCall`), never to
+ * storage that would stay alive through them.
  *
  * @module
  */
 
-import type { UpsampleCall, UpsampleOp } from "../backend.ts";
-import { type DeviceInternals, deviceInternals } from "../device.ts";
-import { OP_SPECS } from "../rules/ops.ts";
+import type { ForwardCall, UpsampleCall, UpsampleOp } from "../backend.ts";
+import { type Device, type DeviceInternals, deviceInternals } from "../device.ts";
+import { FORWARD_OP_SPECS, OP_SPECS } from "../rules/ops.ts";
 import type { Tensor } from "../tensor/tensor.ts";
+import type { ResolvedForward } from "./forward_validate.ts";
 import type { ResolvedUpsample } from "./validate.ts";
 
-/** The last validated call on one gradOutput tensor. Internal to the ops. */
-export interface CallMemo {
+/** What both ops' validated calls have (ResolvedUpsample, ResolvedForward). */
+interface Resolved {
+  readonly op: UpsampleOp;
+  readonly device: Device;
+  readonly out: Tensor | null;
+  readonly inputSize: readonly number[];
+  readonly outputSize: readonly number[];
+  readonly scales: readonly number[];
+  readonly alignCorners: boolean;
+  readonly deterministic: boolean;
+}
+
+/**
+ * The last validated call on one tensor (a backward op's gradOutput, a forward op's input).
+ * Internal to the ops.
+ */
+export interface CallMemo<R extends Resolved, C> {
   /** The op it was made for. */
   readonly op: UpsampleOp;
   /** The validated call, with `out: null` (the out tensor is held weakly, below). */
-  readonly resolved: ResolvedUpsample;
+  readonly resolved: R;
   /** The out tensor given (a set of one, held weakly), or null when the op allocated its result. */
   readonly out: WeakSet<Tensor> | null;
-  /** The backend call object to launch again (NPU with `out` only), else null. */
-  readonly call: UpsampleCall<unknown> | null;
-  /** The op's option keys (`OP_SPECS[op].keys`). */
+  /** The backend call object to launch again (with `out`, when the backend keeps it), else null. */
+  readonly call: C | null;
+  /** The op's option keys (`OP_SPECS[op].keys` or `FORWARD_OP_SPECS[op].keys`). */
   readonly keys: ReadonlySet<string>;
   /** The device's internals (backend, allocator). */
   readonly internals: DeviceInternals;
 }
 
-/** The options the ops read (`OP_SPECS` keys), as named properties. */
+/** The memo of a backward op. */
+export type BackwardMemo = CallMemo<ResolvedUpsample, UpsampleCall<unknown>>;
+/** The memo of a forward op. */
+export type ForwardMemo = CallMemo<ResolvedForward, ForwardCall<unknown>>;
+
+/** The options the ops read (`OP_SPECS` and `FORWARD_OP_SPECS` keys), as named properties. */
 interface Options {
   readonly outputSize?: unknown;
   readonly inputSize?: unknown;
@@ -53,12 +76,13 @@ interface Options {
   readonly out?: unknown;
 }
 
-const memos = new WeakMap<object, CallMemo>();
+const backwardMemos = new WeakMap<object, BackwardMemo>();
+const forwardMemos = new WeakMap<object, ForwardMemo>();
 const hasOwnProperty = Object.prototype.hasOwnProperty;
 
 /**
- * The memo of an earlier call whose every argument equals this one's and whose tensors are still
- * live, or null (then the full check must run).
+ * The memo of an earlier backward call whose every argument equals this one's and whose tensors are
+ * still live, or null (then the full check must run).
  *
  * @example
  * ```ts ignore
@@ -66,38 +90,65 @@ const hasOwnProperty = Object.prototype.hasOwnProperty;
  * if (memo === null) resolveUpsample("nearestExact2d", grad, options);
  * ```
  */
-export function recall(op: UpsampleOp, gradOutput: unknown, options: unknown): CallMemo | null {
+export function recall(op: UpsampleOp, gradOutput: unknown, options: unknown): BackwardMemo | null {
   if (typeof gradOutput !== "object" || gradOutput === null) return null;
-  const memo = memos.get(gradOutput);
-  if (memo === undefined || memo.op !== op) return null;
-  const resolved = memo.resolved;
-  const grad = resolved.gradOutput; // === gradOutput: the key
-  if (grad.disposed) return null;
-  if (typeof options !== "object" || options === null || Array.isArray(options)) return null;
-  const opts = options as Options;
-  const keys = memo.keys;
-  for (const key in opts) {
-    if (!keys.has(key) && hasOwnProperty.call(opts, key)) return null; // known keys: no own-check
-  }
-  if (!sameSizes(opts.outputSize, resolved.outputSize)) return null;
-  if (!sameSizes(opts.inputSize, resolved.inputSize)) return null;
-  // Named loads (the option keys of OP_SPECS), not keyed ones: they stay fast in a loop.
-  const scales = resolved.scales;
-  if (scales.length === 1) {
-    if ((opts.scales ?? 0) !== scales[0]) return null;
-  } else if ((opts.scalesH ?? 0) !== scales[0] || (opts.scalesW ?? 0) !== scales[1]) return null;
-  if ((opts.alignCorners ?? false) !== resolved.alignCorners) return null;
-  if ((opts.deterministic ?? grad.device.deterministic) !== resolved.deterministic) return null;
-  const out = opts.out;
-  if (out === undefined || out === null) return memo.out === null ? memo : null;
-  // WeakSet.has, not WeakRef.deref: a deref also pins the target until the job ends (~3x slower).
-  if (memo.out === null || !memo.out.has(out as Tensor) || (out as Tensor).disposed) return null;
-  return memo;
+  const memo = backwardMemos.get(gradOutput);
+  return memo !== undefined && matches(memo, op, gradOutput as Tensor, options, true) ? memo : null;
 }
 
 /**
- * Keeps the validated form of a call on its gradOutput tensor (replacing the previous one), with the
- * backend call object to reuse when given.
+ * {@link recall} for a forward call on `input`.
+ *
+ * @example
+ * ```ts ignore
+ * const memo = recallForward("bilinear2d", x, options);
+ * if (memo === null) resolveForward("bilinear2d", x, options);
+ * ```
+ */
+export function recallForward(
+  op: UpsampleOp,
+  input: unknown,
+  options: unknown,
+): ForwardMemo | null {
+  if (typeof input !== "object" || input === null) return null;
+  const memo = forwardMemos.get(input);
+  return memo !== undefined && matches(memo, op, input as Tensor, options, false) ? memo : null;
+}
+
+// Whether a call of `op` on `tensor` (the memo's key) with `options` repeats the memo's call.
+function matches<R extends Resolved, C>(
+  memo: CallMemo<R, C>,
+  op: UpsampleOp,
+  tensor: Tensor,
+  options: unknown,
+  backward: boolean,
+): boolean {
+  if (memo.op !== op || tensor.disposed) return false;
+  if (typeof options !== "object" || options === null || Array.isArray(options)) return false;
+  const resolved = memo.resolved;
+  const opts = options as Options;
+  const keys = memo.keys;
+  for (const key in opts) {
+    if (!keys.has(key) && hasOwnProperty.call(opts, key)) return false; // known keys: no own-check
+  }
+  if (!sameSizes(opts.outputSize, resolved.outputSize)) return false;
+  if (backward && !sameSizes(opts.inputSize, resolved.inputSize)) return false;
+  // Named loads (the option keys of OP_SPECS), not keyed ones: they stay fast in a loop.
+  const scales = resolved.scales;
+  if (scales.length === 1) {
+    if ((opts.scales ?? 0) !== scales[0]) return false;
+  } else if ((opts.scalesH ?? 0) !== scales[0] || (opts.scalesW ?? 0) !== scales[1]) return false;
+  if ((opts.alignCorners ?? false) !== resolved.alignCorners) return false;
+  if ((opts.deterministic ?? tensor.device.deterministic) !== resolved.deterministic) return false;
+  const out = opts.out;
+  if (out === undefined || out === null) return memo.out === null;
+  // WeakSet.has, not WeakRef.deref: a deref also pins the target until the job ends (~3x slower).
+  return memo.out !== null && memo.out.has(out as Tensor) && !(out as Tensor).disposed;
+}
+
+/**
+ * Keeps the validated form of a backward call on its gradOutput tensor (replacing the previous
+ * one), with the backend call object to reuse when given.
  *
  * @example
  * ```ts ignore
@@ -105,15 +156,38 @@ export function recall(op: UpsampleOp, gradOutput: unknown, options: unknown): C
  * ```
  */
 export function remember(resolved: ResolvedUpsample, call: UpsampleCall<unknown> | null): void {
+  backwardMemos.set(resolved.gradOutput, memoOf(resolved, call, OP_SPECS[resolved.op].keys));
+}
+
+/**
+ * {@link remember} for a forward call, kept on its input tensor.
+ *
+ * @example
+ * ```ts ignore
+ * rememberForward(resolved, call);
+ * ```
+ */
+export function rememberForward(
+  resolved: ResolvedForward,
+  call: ForwardCall<unknown> | null,
+): void {
+  forwardMemos.set(resolved.input, memoOf(resolved, call, FORWARD_OP_SPECS[resolved.op].keys));
+}
+
+function memoOf<R extends Resolved, C>(
+  resolved: R,
+  call: C | null,
+  keys: ReadonlySet<string>,
+): CallMemo<R, C> {
   const out = resolved.out;
-  memos.set(resolved.gradOutput, {
+  return {
     op: resolved.op,
     resolved: out === null ? resolved : { ...resolved, out: null },
     out: out === null ? null : new WeakSet([out]),
     call,
-    keys: OP_SPECS[resolved.op].keys,
+    keys,
     internals: deviceInternals(resolved.device),
-  });
+  };
 }
 
 // Whether `value` is an array of exactly these (validated) sizes.

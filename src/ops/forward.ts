@@ -6,9 +6,10 @@
  */
 
 import type { ForwardCall } from "../backend.ts";
-import { deviceInternals } from "../device.ts";
+import { type DeviceInternals, deviceInternals } from "../device.ts";
 import type { UpsampleOp } from "../rules/ops.ts";
 import type { Tensor } from "../tensor/tensor.ts";
+import { recallForward, rememberForward } from "./call_memo.ts";
 import { type ResolvedForward, resolveForward } from "./forward_validate.ts";
 import { storageView } from "./upsample.ts";
 
@@ -113,18 +114,38 @@ export function upsampleBilinear2d(input: Tensor, options: UpsampleBilinear2dOpt
 }
 
 function runForward(op: UpsampleOp, input: unknown, options: unknown): Tensor {
+  // The same arguments as the last call on this input: its checks already passed (call_memo.ts).
+  const memo = recallForward(op, input, options);
+  if (memo !== null) {
+    const out = (options as { out?: Tensor | null }).out ?? null;
+    return launch(memo.resolved, memo.internals, out, memo.call, false);
+  }
   const call = resolveForward(op, input, options);
-  const device = deviceInternals(call.device);
+  return launch(call, deviceInternals(call.device), call.out, null, true);
+}
+
+// As the backward ops' launch (upsample.ts): the backend's checks, the result, the launch of `reuse`
+// or a new call object, and the memo of a first call.
+function launch(
+  call: ResolvedForward,
+  device: DeviceInternals,
+  out: Tensor | null,
+  reuse: ForwardCall<unknown> | null,
+  memoize: boolean,
+): Tensor {
   const backend = device.backend();
   backend.checkForwardSupported(call);
-  const result = call.out ??
+  const result = out ??
     device.empty(call.dtype, [call.inputSize[0], call.inputSize[1], ...call.outputSize]);
+  let launched: ForwardCall<unknown>;
   try {
-    backend.launchForward(forwardCall(call, result));
+    launched = reuse ?? forwardCall(call, result);
+    backend.launchForward(launched);
   } catch (error) {
-    if (result !== call.out) result.dispose();
+    if (result !== out) result.dispose();
     throw error;
   }
+  if (memoize) rememberForward(call, out !== null && backend.keepsCall(launched) ? launched : null);
   return result;
 }
 

@@ -146,8 +146,8 @@ function run(op: UpsampleOp, gradOutput: unknown, options: unknown): Tensor {
 
 // The backend's own checks (cheap, and they may depend on the backend's state), the result (`out`,
 // or allocated here and freed again when the launch throws) and the launch of `reuse` or a new call
-// object; `memoize`: keep the validated call for the next call on the same gradOutput (only an NPU
-// call object is kept with it: it holds the buffers' handles, which are addresses there).
+// object; `memoize`: keep the validated call for the next call on the same gradOutput, with the
+// call object when there is an `out` and the backend can keep it (Backend.keepsCall).
 function launch(
   call: ResolvedUpsample,
   device: DeviceInternals,
@@ -166,7 +166,7 @@ function launch(
     if (result !== out) result.dispose();
     throw error;
   }
-  if (memoize) remember(call, out !== null && backend.kind === "npu" ? launched : null);
+  if (memoize) remember(call, out !== null && backend.keepsCall(launched) ? launched : null);
   return result;
 }
 

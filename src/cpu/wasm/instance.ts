@@ -256,6 +256,9 @@ export class WasmKernels {
     if (bytes <= this.#scratchBytes) return this.#scratch;
     if (this.#scratch >= 0) this.heap.free(this.#scratch);
     this.#scratchBytes = 0;
+    // No plan's tables are in a freed block (the block may come back at the same address).
+    this.plan = null;
+    this.planBase = -1;
     // Some headroom so that slowly growing shapes do not reallocate every call.
     const size = Math.ceil((bytes * 1.25) / 16) * 16;
     this.#scratch = this.heap.allocate(size);

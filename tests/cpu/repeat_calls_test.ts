@@ -1,0 +1,252 @@
+// Repeated calls on the CPU backend: a call repeating the last one on its tensor (same arguments,
+// `out` given) skips the checks (src/ops/call_memo.ts) and runs the kernel call prepared for it the
+// first time (src/cpu/dispatch.ts) while its plan's tables are still in place. Whatever runs between
+// two repeats (other plans, a grown scratch block, worker threads), each result is the TypeScript
+// kernels' result; a changed argument gives the error a first call gives; the memo keeps no tensor
+// alive.
+
+import assert from "node:assert/strict";
+import {
+  Device,
+  type Tensor,
+  upsampleBilinear2d,
+  upsampleBilinear2dBackward,
+  upsampleNearestExact1d,
+  upsampleNearestExact2d,
+  upsampleNearestExact2dBackward,
+} from "../../mod.ts";
+import { type CpuBackend, cpuTuning } from "../../src/cpu/backend.ts";
+import type { CpuBuffer } from "../../src/cpu/buffer.ts";
+import { deviceInternals } from "../../src/device.ts";
+import { tensorInternals } from "../../src/tensor/tensor.ts";
+import type { DType } from "../../src/tensor/dtype.ts";
+import { rng } from "../support/helpers.ts";
+
+type Options = Record<string, unknown>;
+type Op = (x: Tensor, options: never) => Tensor;
+
+/** One repeated call: the op, its source shape, its options (without `out`) and its result shape. */
+interface Repeat {
+  name: string;
+  op: Op;
+  shape: number[];
+  options: Options;
+  result: number[];
+  dtype: DType;
+}
+
+const REPEATS: Repeat[] = [
+  {
+    name: "forward nearest-exact 2d x2",
+    op: upsampleNearestExact2d as Op,
+    shape: [2, 3, 5, 6],
+    options: { outputSize: [10, 12] },
+    result: [2, 3, 10, 12],
+    dtype: "float32",
+  },
+  {
+    name: "forward bilinear 2d s=1.7",
+    op: upsampleBilinear2d as Op,
+    shape: [1, 5, 7, 9],
+    options: { outputSize: [11, 15], scalesH: 1.7, scalesW: 1.7 },
+    result: [1, 5, 11, 15],
+    dtype: "float32",
+  },
+  {
+    name: "forward nearest-exact 1d x0.5 (float16)",
+    op: upsampleNearestExact1d as Op,
+    shape: [3, 2, 17],
+    options: { outputSize: [8] },
+    result: [3, 2, 8],
+    dtype: "float16",
+  },
+  {
+    name: "backward bilinear 2d alignCorners",
+    op: upsampleBilinear2dBackward as Op,
+    shape: [2, 2, 9, 13],
+    options: { outputSize: [9, 13], inputSize: [2, 2, 4, 6], alignCorners: true },
+    result: [2, 2, 4, 6],
+    dtype: "float32",
+  },
+  {
+    name: "backward nearest-exact 2d (bfloat16)",
+    op: upsampleNearestExact2dBackward as Op,
+    shape: [1, 6, 8, 8],
+    options: { outputSize: [8, 8], inputSize: [1, 6, 3, 5] },
+    result: [1, 6, 3, 5],
+    dtype: "bfloat16",
+  },
+];
+
+// Wide enough that its plan needs a larger scratch block than every call above: placed once, it moves
+// the block (and the tables of every other plan with it).
+const WIDE: Repeat = {
+  name: "backward bilinear 2d, 3000 wide",
+  op: upsampleBilinear2dBackward as Op,
+  shape: [1, 1, 2, 3000],
+  options: { outputSize: [2, 3000], inputSize: [1, 1, 1, 1700] },
+  result: [1, 1, 1, 1700],
+  dtype: "float32",
+};
+
+function values(shape: number[], seed: number): number[] {
+  const next = rng(seed);
+  return Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 8 - 4);
+}
+
+/** The bits of a tensor's elements, as its storage holds them. */
+async function bits(t: Tensor): Promise<number[]> {
+  const f = await t.toFloat32Array();
+  return Array.from(new Uint32Array(f.buffer, f.byteOffset, f.length));
+}
+
+/** Fills a tensor's storage with a pattern no kernel writes, so a skipped launch shows. */
+function spoil(t: Tensor): void {
+  (tensorInternals(t).storage.handle as CpuBuffer).view().fill(0x7e01);
+}
+
+function openThreaded(threads: number): Device {
+  const saved = cpuTuning.minParallelElements;
+  cpuTuning.minParallelElements = 0; // every call shared by the threads
+  try {
+    return Device.open({ backend: "cpu", threads });
+  } finally {
+    cpuTuning.minParallelElements = saved;
+  }
+}
+
+for (
+  const [label, open] of [["1 thread", () => Device.open({ backend: "cpu", threads: 1 })], [
+    "2 threads, every call shared",
+    () => openThreaded(2),
+  ]] as const
+) {
+  Deno.test(`repeated calls with out (${label}): each result is the first call's, whatever runs between`, async () => {
+    using reference = Device.open({ backend: "cpu", cpuKernels: "typescript" });
+    using device = open();
+    const all = [...REPEATS, WIDE];
+    const expected: number[][] = [];
+    for (const [i, r] of all.entries()) {
+      using x = reference.tensor(values(r.shape, i + 1), r.shape, { dtype: r.dtype });
+      using y = r.op(x, r.options as never);
+      expected.push(await bits(y));
+    }
+    const inputs = all.map((r, i) =>
+      device.tensor(values(r.shape, i + 1), r.shape, { dtype: r.dtype })
+    );
+    const outs = all.map((r) => device.zeros(r.result, { dtype: r.dtype }));
+    try {
+      // Forward order, reverse order, the wide plan in between (round 2 on), each call twice in a row.
+      for (let round = 0; round < 4; round++) {
+        const order = REPEATS.map((_, i) => i);
+        if (round % 2 === 1) order.reverse();
+        if (round >= 2) order.splice(2, 0, REPEATS.length);
+        for (const i of order) {
+          for (let twice = 0; twice < 2; twice++) {
+            spoil(outs[i]);
+            const options = { ...all[i].options, out: outs[i] };
+            assert.equal(all[i].op(inputs[i], options as never), outs[i]);
+            assert.deepEqual(await bits(outs[i]), expected[i], `${all[i].name}, round ${round}`);
+          }
+        }
+      }
+    } finally {
+      for (const t of [...inputs, ...outs]) t.dispose();
+    }
+  });
+}
+
+/** The error `run` throws, or null. */
+function errorOf(run: () => unknown): Error | null {
+  try {
+    run();
+    return null;
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+Deno.test("repeated forward calls: a change after a repeated call gives the error a first call gives", async () => {
+  using device = Device.open({ backend: "cpu", threads: 1 });
+  const input = (): Tensor => device.tensor(values([1, 1, 4, 4], 3), [1, 1, 4, 4]);
+  const base = (out: Tensor): Options => ({ outputSize: [2, 2], out });
+  // Each case changes one thing in the options (or the tensors) of a call that was just repeated.
+  const cases: Array<[string, (o: Options, x: Tensor, out: Tensor) => void]> = [
+    ["unknown key", (o) => void (o.scalesX = 1)],
+    ["a backward key", (o) => void (o.inputSize = [1, 1, 4, 4])],
+    ["outputSize element", (o) => void ((o.outputSize as number[])[1] = 3)],
+    ["outputSize as a string", (o) => void (o.outputSize = "2,2")],
+    ["scale", (o) => void (o.scalesH = 3)],
+    ["NaN scale", (o) => void (o.scalesW = NaN)],
+    ["alignCorners on nearest", (o) => void (o.alignCorners = true)],
+    ["deterministic not boolean", (o) => void (o.deterministic = "yes")],
+    ["out disposed", (_o, _x, out) => out.dispose()],
+    ["input disposed", (_o, x) => x.dispose()],
+    ["out overlapping", (o, x) => void (o.out = x.slice(2, 0, 2).slice(3, 0, 2))],
+    ["outputSize shorter", (o) => void (o.outputSize as number[]).pop()],
+    ["inherited alignCorners", (o) => void Object.setPrototypeOf(o, { alignCorners: 1 })],
+  ];
+  for (const [what, change] of cases) {
+    const expected = (() => {
+      const x = input(); // never used before: the full checks
+      const out = device.zeros([1, 1, 2, 2]);
+      const o = base(out);
+      change(o, x, out);
+      const error = errorOf(() => upsampleNearestExact2d(x, o as never));
+      x.dispose();
+      out.dispose();
+      return error;
+    })();
+    const x = input();
+    const out = device.zeros([1, 1, 2, 2]);
+    for (let i = 0; i < 3; i++) upsampleNearestExact2d(x, base(out) as never);
+    const o = base(out);
+    change(o, x, out);
+    const error = errorOf(() => upsampleNearestExact2d(x, o as never));
+    assert.ok(expected !== null, `${what}: the change is an error`);
+    assert.ok(error !== null, `${what}: no error after repeated calls`);
+    assert.equal(error.constructor, expected.constructor, what);
+    assert.equal(error.message, expected.message, what);
+    x.dispose();
+    out.dispose();
+  }
+  await device.synchronize();
+});
+
+const gc = (globalThis as { gc?: () => void }).gc;
+const macrotask = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
+Deno.test({
+  name: "repeated forward calls: the memo and its kept call keep neither tensor alive",
+  ignore: typeof gc !== "function",
+  fn: async () => {
+    using device = Device.open({ backend: "cpu", threads: 1 });
+    const backend = deviceInternals(device).backend() as unknown as CpuBackend;
+    const live = (): number => backend.heapLiveBytes;
+    const before = live();
+    const collect = async (limit: number): Promise<void> => {
+      for (let i = 0; i < 20 && live() > limit; i++) {
+        gc!();
+        await macrotask();
+        await macrotask();
+      }
+    };
+    const inputBytes = 4 * 64 * 64;
+    const kept = { input: device.zeros([1, 1, 64, 64]) as Tensor | null };
+    const use = (): void => {
+      const out = device.zeros([1, 1, 128, 128]);
+      for (let i = 0; i < 3; i++) upsampleBilinear2d(kept.input!, { outputSize: [128, 128], out });
+    };
+    use();
+    await device.synchronize();
+    await collect(before + inputBytes);
+    assert.ok(live() <= before + inputBytes, `a dropped out is freed despite the memo (${live()})`);
+    assert.ok(live() >= before + inputBytes, "the input is still live");
+    kept.input = null;
+    await collect(before);
+    assert.ok(
+      live() <= before,
+      `a dropped input is freed despite the memo (${live()} > ${before})`,
+    );
+  },
+});
