@@ -43,14 +43,7 @@ import { forwardDeviceCpu } from "./ascend/forward/reference.ts";
 import { TaskQueue } from "./task_queue.ts";
 import { KernelScheduler } from "./threads/scheduler.ts";
 import { STACK_BYTES, WasmKernels } from "./wasm/instance.ts";
-import {
-  type AnyCall,
-  forwardArgs,
-  keepCall,
-  kernelArgs,
-  launchHere,
-  prepare,
-} from "./dispatch.ts";
+import { type AnyCall, forwardArgs, keepCall, kernelArgs, prepare, runHere } from "./dispatch.ts";
 
 // One tensor takes at most a wasm32 memory (4 GiB), whichever kernels run: past it the backend would
 // fall back to a host array as large, slowly, with the TypeScript kernels alone to run on it.
@@ -349,20 +342,18 @@ export class CpuBackend implements Backend<CpuBuffer> {
   // Runs the op on the calling thread, or starts it on the workers and returns when they are done.
   // `direct`: called by launch() itself, so errors can still reach the caller.
   #launch(call: AnyCall, direct: boolean): Promise<void> | void {
-    if (this.#closed) return;
+    if (this.#closed || call.inputSize[0] * call.inputSize[1] === 0) return; // empty: nothing to do
     try {
       const kernels = this.#kernels;
-      const ready = kernels !== null && this.threads > 1 && this.#large(call)
-        ? prepare(kernels, call, this.threads)
-        : null;
-      if (ready !== null) {
+      const ready = kernels === null ? null : prepare(kernels, call, this.threads);
+      if (ready !== null && this.threads > 1 && ready.elements >= this.#minParallel) {
         this.#scheduler ??= KernelScheduler.create(kernels!, this.threads, this.#minParallel === 0);
         const scheduler = this.#scheduler;
         // The scheduler runs it here alone or shared with the workers (timed), as its shape's times say.
         const pending = scheduler === null || scheduler.broken ? null : scheduler.run(ready);
         if (pending !== null) return pending === undefined ? undefined : this.#then(pending, call);
       }
-      this.#launchHere(call);
+      runHere(kernels, call, ready);
     } catch (error) {
       // Queued: the caller has returned; the next download or synchronize reports it.
       if (direct) throw error;
@@ -370,29 +361,17 @@ export class CpuBackend implements Backend<CpuBuffer> {
     }
   }
 
-  #large(call: AnyCall): boolean {
-    const { inputSize, outputSize } = call;
-    const planes = inputSize[0] * inputSize[1];
-    let inner = 1, outer = 1;
-    for (let i = 2; i < inputSize.length; i++) inner *= inputSize[i];
-    for (const size of outputSize) outer *= size;
-    return planes * (inner + outer) >= this.#minParallel;
-  }
-
   #then(pending: Promise<void>, call: AnyCall): Promise<void> {
     return pending.catch(() => {
       // A worker died: this op and the later ones run on the calling thread.
-      if (this.#closed) return;
+      const kernels = this.#kernels;
+      if (kernels === null) return; // closed
       try {
-        this.#launchHere(call);
+        runHere(kernels, call, prepare(kernels, call, this.threads));
       } catch (error) {
         this.#failure ??= error;
       }
     });
-  }
-
-  #launchHere(call: AnyCall): void {
-    launchHere(this.#kernels, call, this.threads);
   }
 
   /** The CPU kernels are deterministic whatever the mode. */

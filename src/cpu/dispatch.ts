@@ -115,17 +115,19 @@ export function prepare(kernels: WasmKernels, call: AnyCall, slots: number): Pre
 }
 
 /**
- * Runs `call` on the calling thread: the WebAssembly kernels when they take it, else the
- * TypeScript ones (the same bits).
+ * Runs `call` on the calling thread: `ready` (its kernel call from {@link prepare}) when the
+ * WebAssembly kernels take it, else (null) the TypeScript kernels (the same bits).
  *
  * @example
  * ```ts ignore
- * launchHere(kernels, call, 1);
+ * runHere(kernels, call, prepare(kernels, call, 1));
  * ```
  */
-export function launchHere(kernels: WasmKernels | null, call: AnyCall, threads: number): void {
-  if (call.inputSize[0] * call.inputSize[1] === 0) return; // an empty result: nothing to compute
-  const ready = kernels === null ? null : prepare(kernels, call, threads);
+export function runHere(
+  kernels: WasmKernels | null,
+  call: AnyCall,
+  ready: PreparedCall | null,
+): void {
   if (ready !== null) return runPrepared(kernels!, ready);
   if (isForward(call)) {
     const args = forwardArgs(call);
@@ -134,7 +136,7 @@ export function launchHere(kernels: WasmKernels | null, call: AnyCall, threads: 
     else bilinear2dForwardCpu(args);
     return;
   }
-  // Views are taken after prepare, which may have grown the memory.
+  // Views are taken now: prepare may have grown the memory.
   const args = kernelArgs(call);
   if (call.op === "nearestExact1d") nearestExact1dBackwardCpu(args);
   else if (call.op === "nearestExact2d") nearestExact2dBackwardCpu(args);

@@ -3,10 +3,18 @@
 // workers too); queued work keeps its order, `out` writes, early dispose() and close(); a large op
 // leaves the event loop free; a script that never closes its device exits, with no permission at
 // all; the shared memory is made at its full size, or growable where that is refused, with the
-// same bits; workers start only when a call needs them.
+// same bits; workers start only when a call needs them, and the threshold counts both tensors.
 
 import assert from "node:assert/strict";
-import { Device, type DType, runParams, type Tensor } from "../../mod.ts";
+import {
+  Device,
+  type DType,
+  runParams,
+  type Tensor,
+  upsampleBilinear2d,
+  upsampleNearestExact1d,
+  upsampleNearestExact2dBackward,
+} from "../../mod.ts";
 import { type CpuBackend, cpuTuning } from "../../src/cpu/backend.ts";
 import { deviceInternals } from "../../src/device.ts";
 import { WasmKernels } from "../../src/cpu/wasm/instance.ts";
@@ -412,4 +420,34 @@ Deno.test("threads: workers start when a call first needs them, one per chunk be
   assert.deepEqual(bands, expectedBands);
   assert.equal(backend.workersStarted, 2);
   assert.equal(backend.lastWorkers, 3);
+});
+
+Deno.test("threads: the threshold counts both tensors' elements: one element below it stays on the calling thread, at it the workers take the call", async () => {
+  // [what, the call, both tensors' elements]; each can be cut into chunks for two threads.
+  const calls: Array<[string, (d: Device) => Tensor, number]> = [
+    ["backward 2d", (d) =>
+      upsampleNearestExact2dBackward(d.zeros([1, 4, 8, 8]), {
+        outputSize: [8, 8],
+        inputSize: [1, 4, 4, 4],
+      }), 4 * (64 + 16)],
+    [
+      "forward 2d",
+      (d) => upsampleBilinear2d(d.zeros([1, 4, 4, 4]), { outputSize: [8, 8] }),
+      4 * (16 + 64),
+    ],
+    [
+      "forward 1d",
+      (d) => upsampleNearestExact1d(d.zeros([2, 4, 16]), { outputSize: [64] }),
+      8 * (16 + 64),
+    ],
+  ];
+  for (const [what, call, elements] of calls) {
+    for (const [minParallel, shared] of [[elements + 1, false], [elements, true]] as const) {
+      using device = openThreaded(2, "pytorch", minParallel);
+      const backend = deviceInternals(device).backend() as unknown as CpuBackend;
+      using _result = call(device);
+      await device.synchronize();
+      assert.equal(backend.workersStarted > 0, shared, `${what}, threshold ${minParallel}`);
+    }
+  }
 });

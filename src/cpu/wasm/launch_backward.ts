@@ -178,6 +178,8 @@ export interface PreparedCall {
   /** Index of the work-space argument, or -1; each further worker's work space follows. */
   workArg: number;
   workBytes: number;
+  /** Elements of both tensors (what the backend's thread threshold counts). */
+  elements: number;
   /** Rows the last two arguments (row0, row1) range over; whether bands of them are exact. */
   rows: number;
   bandable: boolean;
@@ -191,6 +193,7 @@ const prepared: PreparedCall = {
   gradPlaneBytes: 0,
   workArg: -1,
   workBytes: 0,
+  elements: 0,
   rows: 0,
   bandable: false,
 };
@@ -200,7 +203,7 @@ const prepared: PreparedCall = {
  *
  * @example
  * ```ts ignore
- * if (wasmEligible(kernels, call)) launchWasm(kernels, call);
+ * if (wasmEligible(kernels, call)) runPrepared(kernels, prepareWasm(kernels, call, 1)!);
  * ```
  */
 export function wasmEligible(kernels: WasmKernels, call: UpsampleCall<CpuBuffer>): boolean {
@@ -258,6 +261,7 @@ export function prepareWasm(
   prepared.planes = args[3];
   prepared.outPlaneBytes = inH * inW * size;
   prepared.gradPlaneBytes = outH * outW * size;
+  prepared.elements = args[3] * (inH * inW + outH * outW);
   prepared.workBytes = plan.workBytes;
   if (plan.down2) {
     prepared.kernel = "bilinear_down2";
@@ -409,28 +413,4 @@ export function runPrepared(kernels: WasmKernels, ready: PreparedCall): void {
       a[13],
     );
   }
-}
-
-/**
- * Runs `call` on the wasm kernels on the calling thread and returns true, or returns false (having
- * done nothing) when its tensors are not both contiguous blocks of `kernels`' heap or the scratch
- * space cannot be had. `slots`: work space kept for that many threads (so that the scratch block
- * does not move between calls run here and calls run by workers).
- *
- * @example
- * ```ts ignore
- * if (!launchWasm(kernels, call)) runTypeScriptKernels(call);
- * ```
- */
-export function launchWasm(
-  kernels: WasmKernels,
-  call: UpsampleCall<CpuBuffer>,
-  slots = 1,
-): boolean {
-  if (!wasmEligible(kernels, call)) return false;
-  if (call.inputSize[0] * call.inputSize[1] === 0) return true;
-  const ready = prepareWasm(kernels, call, slots);
-  if (ready === null) return false;
-  runPrepared(kernels, ready);
-  return true;
 }

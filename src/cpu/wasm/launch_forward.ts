@@ -283,6 +283,7 @@ const prepared: PreparedCall = {
   gradPlaneBytes: 0,
   workArg: -1,
   workBytes: 0,
+  elements: 0,
   rows: 0,
   bandable: true,
 };
@@ -352,6 +353,7 @@ export function prepareWasmForward(
   prepared.planes = args[3];
   prepared.outPlaneBytes = outH * outW * size;
   prepared.gradPlaneBytes = inH * inW * size;
+  prepared.elements = args[3] * (inH * inW + outH * outW);
   prepared.workBytes = plan.workBytes;
   prepared.rows = outH;
   prepared.bandable = true;
