@@ -22,23 +22,14 @@
  */
 
 import type { ForwardCall, UpsampleCall, UpsampleOp } from "../backend.ts";
-import { type Device, type DeviceInternals, deviceInternals } from "../device.ts";
+import { type DeviceInternals, deviceInternals } from "../device.ts";
 import { FORWARD_OP_SPECS, OP_SPECS } from "../rules/ops.ts";
 import type { Tensor } from "../tensor/tensor.ts";
 import type { ResolvedForward } from "./forward_validate.ts";
 import type { ResolvedUpsample } from "./validate.ts";
 
-/** What both ops' validated calls have (ResolvedUpsample, ResolvedForward). */
-interface Resolved {
-  readonly op: UpsampleOp;
-  readonly device: Device;
-  readonly out: Tensor | null;
-  readonly inputSize: readonly number[];
-  readonly outputSize: readonly number[];
-  readonly scales: readonly number[];
-  readonly alignCorners: boolean;
-  readonly deterministic: boolean;
-}
+/** A validated call of either kind. */
+type Resolved = ResolvedUpsample | ResolvedForward;
 
 /**
  * The last validated call on one tensor (a backward op's gradOutput, a forward op's input).

@@ -20,7 +20,7 @@ import type { CpuBuffer } from "../../src/cpu/buffer.ts";
 import { deviceInternals } from "../../src/device.ts";
 import { tensorInternals } from "../../src/tensor/tensor.ts";
 import type { DType } from "../../src/tensor/dtype.ts";
-import { rng } from "../support/helpers.ts";
+import { assertRepeatsFailAsFirstCalls, type CallChange, rng } from "../support/helpers.ts";
 
 type Options = Record<string, unknown>;
 type Op = (x: Tensor, options: never) => Tensor;
@@ -156,22 +156,10 @@ for (
   });
 }
 
-/** The error `run` throws, or null. */
-function errorOf(run: () => unknown): Error | null {
-  try {
-    run();
-    return null;
-  } catch (error) {
-    return error as Error;
-  }
-}
-
 Deno.test("repeated forward calls: a change after a repeated call gives the error a first call gives", async () => {
   using device = Device.open({ backend: "cpu", threads: 1 });
-  const input = (): Tensor => device.tensor(values([1, 1, 4, 4], 3), [1, 1, 4, 4]);
-  const base = (out: Tensor): Options => ({ outputSize: [2, 2], out });
   // Each case changes one thing in the options (or the tensors) of a call that was just repeated.
-  const cases: Array<[string, (o: Options, x: Tensor, out: Tensor) => void]> = [
+  const cases: CallChange[] = [
     ["unknown key", (o) => void (o.scalesX = 1)],
     ["a backward key", (o) => void (o.inputSize = [1, 1, 4, 4])],
     ["outputSize element", (o) => void ((o.outputSize as number[])[1] = 3)],
@@ -186,30 +174,13 @@ Deno.test("repeated forward calls: a change after a repeated call gives the erro
     ["outputSize shorter", (o) => void (o.outputSize as number[]).pop()],
     ["inherited alignCorners", (o) => void Object.setPrototypeOf(o, { alignCorners: 1 })],
   ];
-  for (const [what, change] of cases) {
-    const expected = (() => {
-      const x = input(); // never used before: the full checks
-      const out = device.zeros([1, 1, 2, 2]);
-      const o = base(out);
-      change(o, x, out);
-      const error = errorOf(() => upsampleNearestExact2d(x, o as never));
-      x.dispose();
-      out.dispose();
-      return error;
-    })();
-    const x = input();
-    const out = device.zeros([1, 1, 2, 2]);
-    for (let i = 0; i < 3; i++) upsampleNearestExact2d(x, base(out) as never);
-    const o = base(out);
-    change(o, x, out);
-    const error = errorOf(() => upsampleNearestExact2d(x, o as never));
-    assert.ok(expected !== null, `${what}: the change is an error`);
-    assert.ok(error !== null, `${what}: no error after repeated calls`);
-    assert.equal(error.constructor, expected.constructor, what);
-    assert.equal(error.message, expected.message, what);
-    x.dispose();
-    out.dispose();
-  }
+  assertRepeatsFailAsFirstCalls(
+    upsampleNearestExact2d as Op,
+    () => device.tensor(values([1, 1, 4, 4], 3), [1, 1, 4, 4]),
+    () => device.zeros([1, 1, 2, 2]),
+    (out) => ({ outputSize: [2, 2], out }),
+    cases,
+  );
   await device.synchronize();
 });
 

@@ -13,7 +13,14 @@ import {
 } from "../../mod.ts";
 import { deviceInternals } from "../../src/device.ts";
 import type { NpuBackend } from "../../src/ffi/npu_backend.ts";
-import { emu, EMU_DIR, EMULATED_LANE, emuLive } from "../support/helpers.ts";
+import {
+  assertRepeatsFailAsFirstCalls,
+  type CallChange,
+  emu,
+  EMU_DIR,
+  EMULATED_LANE,
+  emuLive,
+} from "../support/helpers.ts";
 
 type Options = Record<string, unknown>;
 type Fn = (...args: unknown[]) => unknown;
@@ -23,16 +30,6 @@ const npuOf = (device: Device): NpuBackend =>
   deviceInternals(device).backend() as unknown as NpuBackend;
 const gc = (globalThis as { gc?: () => void }).gc;
 const macrotask = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
-
-/** The error `run` throws, or null. */
-function errorOf(run: () => unknown): Error | null {
-  try {
-    run();
-    return null;
-  } catch (error) {
-    return error as Error;
-  }
-}
 
 /** Counts calls of `name` in the device's opapi table until `restore()`. */
 function watch(device: Device, name: string): { count(): number; restore(): void } {
@@ -55,7 +52,7 @@ EMULATED_LANE.test("fast path: a change after a repeated call gives the error a 
     out,
   });
   // Each case changes one thing in the options (or the tensors) of a call that was just repeated.
-  const cases: Array<[string, (o: Options, g: Tensor, out: Tensor) => void]> = [
+  const cases: CallChange[] = [
     ["unknown key", (o) => void (o.scalesX = 1)],
     ["outputSize element", (o) => void ((o.outputSize as number[])[1] = 5)],
     ["inputSize as a string", (o) => void (o.inputSize = "1,1,2,2")],
@@ -69,30 +66,13 @@ EMULATED_LANE.test("fast path: a change after a repeated call gives the error a 
     ["outputSize shorter", (o) => void (o.outputSize as number[]).pop()],
     ["inherited alignCorners", (o) => void Object.setPrototypeOf(o, { alignCorners: 1 })],
   ];
-  for (const [what, change] of cases) {
-    const expected = (() => {
-      const g = grad(); // never used before: the full checks
-      const out = device.zeros([1, 1, 2, 2]);
-      const o = base(out);
-      change(o, g, out);
-      const error = errorOf(() => upsampleNearestExact2dBackward(g, o as never));
-      g.dispose();
-      out.dispose();
-      return error;
-    })();
-    const g = grad();
-    const out = device.zeros([1, 1, 2, 2]);
-    for (let i = 0; i < 3; i++) upsampleNearestExact2dBackward(g, base(out) as never);
-    const o = base(out);
-    change(o, g, out);
-    const error = errorOf(() => upsampleNearestExact2dBackward(g, o as never));
-    assert.ok(expected !== null, `${what}: the change is an error`);
-    assert.ok(error !== null, `${what}: no error after repeated calls`);
-    assert.equal(error.constructor, expected.constructor, what);
-    assert.equal(error.message, expected.message, what);
-    g.dispose();
-    out.dispose();
-  }
+  assertRepeatsFailAsFirstCalls(
+    upsampleNearestExact2dBackward as (g: Tensor, o: never) => Tensor,
+    grad,
+    () => device.zeros([1, 1, 2, 2]),
+    base,
+    cases,
+  );
   await device.synchronize();
 });
 

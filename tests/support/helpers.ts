@@ -313,3 +313,57 @@ export function makeView(
 
 /** A seeded PRNG (mulberry32) for reproducible generated tests: the one `deno task verify` draws from. */
 export const rng: (seed: number) => () => number = seededRandom;
+
+/** One change to a call's options (or its tensors) that the op must reject. */
+export type CallChange = [
+  what: string,
+  change: (options: Record<string, unknown>, source: Tensor, out: Tensor) => void,
+];
+
+/**
+ * Checks the memo of repeated calls (src/ops/call_memo.ts): for each change, a call repeated three
+ * times then changed throws exactly what the same change throws on a first call. `source` makes a
+ * fresh tensor, `out` a fresh result; `options(out)` are the call's options.
+ */
+export function assertRepeatsFailAsFirstCalls(
+  op: (source: Tensor, options: never) => unknown,
+  source: () => Tensor,
+  out: () => Tensor,
+  options: (out: Tensor) => Record<string, unknown>,
+  changes: readonly CallChange[],
+): void {
+  const errorOf = (run: () => unknown): Error | null => {
+    try {
+      run();
+      return null;
+    } catch (error) {
+      return error as Error;
+    }
+  };
+  const changed = (change: CallChange[1], repeats: number): Error | null => {
+    const x = source(), result = out();
+    try {
+      for (let i = 0; i < repeats; i++) op(x, options(result) as never);
+      const o = options(result);
+      change(o, x, result);
+      return errorOf(() => op(x, o as never));
+    } finally {
+      x.dispose();
+      result.dispose();
+    }
+  };
+  for (const [what, change] of changes) {
+    const expected = changed(change, 0); // never used before: the full checks
+    const error = changed(change, 3);
+    if (expected === null) throw new AssertionError({ message: `${what}: the change is an error` });
+    if (error === null) {
+      throw new AssertionError({ message: `${what}: no error after repeated calls` });
+    }
+    if (error.constructor !== expected.constructor || error.message !== expected.message) {
+      throw new AssertionError({
+        message: `${what}: ${error.constructor.name}: ${error.message} after repeated calls, ` +
+          `${expected.constructor.name}: ${expected.message} on a first call`,
+      });
+    }
+  }
+}
