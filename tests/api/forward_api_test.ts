@@ -18,7 +18,7 @@ import {
   upsampleNearestExact2d,
 } from "../../mod.ts";
 import type { Backend } from "../../src/backend.ts";
-import { type CpuBackend, cpuTuning } from "../../src/cpu/backend.ts";
+import type { CpuBackend } from "../../src/cpu/backend.ts";
 import { isChannelsLast } from "../../src/cpu/pytorch/forward/mod.ts";
 import { deviceInternals } from "../../src/device.ts";
 import type { UpsampleOp } from "../../src/rules/ops.ts";
@@ -38,7 +38,7 @@ import {
   show,
   storageIndices,
 } from "../support/forward_fixtures.ts";
-import { emu, EMULATED_LANE, emuLive, rng } from "../support/helpers.ts";
+import { emu, EMULATED_LANE, emuLive, openThreaded, rng } from "../support/helpers.ts";
 
 const allFixtures = await loadForwardFixtures();
 
@@ -203,17 +203,6 @@ function inputLayouts(c: ForwardCase): ForwardLayout[] {
 
 const cpuOf = (device: Device): CpuBackend =>
   deviceInternals(device).backend() as unknown as CpuBackend;
-
-/** A CPU device with `threads` threads sending every call to its workers (tests' threshold 0). */
-function openThreaded(threads: number): Device {
-  const saved = cpuTuning.minParallelElements;
-  cpuTuning.minParallelElements = 0;
-  try {
-    return Device.open({ backend: "cpu", threads });
-  } finally {
-    cpuTuning.minParallelElements = saved;
-  }
-}
 
 Deno.test("forward API: every fixture, input in each layout PyTorch's bits hold for, bit for bit", async () => {
   using device = Device.open({ backend: "cpu", threads: 1 });

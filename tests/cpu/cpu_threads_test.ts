@@ -15,24 +15,13 @@ import {
   upsampleNearestExact1d,
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
-import { type CpuBackend, cpuTuning } from "../../src/cpu/backend.ts";
+import type { CpuBackend } from "../../src/cpu/backend.ts";
 import { deviceInternals } from "../../src/device.ts";
 import { WasmKernels } from "../../src/cpu/wasm/instance.ts";
 import { type FixtureCase, loadFixtures } from "../support/fixtures.ts";
-import { makeView, rng, type ViewLayout } from "../support/helpers.ts";
+import { makeView, openThreaded, rng, type ViewLayout } from "../support/helpers.ts";
 
 type Numerics = "pytorch" | "device";
-
-/** A CPU device with `threads` threads sending every call (by default) to them. */
-function openThreaded(threads: number, numerics: Numerics = "pytorch", minParallel = 0): Device {
-  const saved = cpuTuning.minParallelElements;
-  cpuTuning.minParallelElements = minParallel;
-  try {
-    return Device.open({ backend: "cpu", threads, numerics });
-  } finally {
-    cpuTuning.minParallelElements = saved;
-  }
-}
 
 /** The devices compared with one thread: 2 and 3 workers for every call, and the default. */
 function threadedDevices(numerics: Numerics = "pytorch"): { label: string; device: Device }[] {

@@ -15,12 +15,18 @@ import {
   upsampleNearestExact2d,
   upsampleNearestExact2dBackward,
 } from "../../mod.ts";
-import { type CpuBackend, cpuTuning } from "../../src/cpu/backend.ts";
+import type { CpuBackend } from "../../src/cpu/backend.ts";
 import type { CpuBuffer } from "../../src/cpu/buffer.ts";
 import { deviceInternals } from "../../src/device.ts";
 import { tensorInternals } from "../../src/tensor/tensor.ts";
 import type { DType } from "../../src/tensor/dtype.ts";
-import { assertRepeatsFailAsFirstCalls, type CallChange, rng } from "../support/helpers.ts";
+import {
+  assertBitEqual,
+  assertRepeatsFailAsFirstCalls,
+  type CallChange,
+  openThreaded,
+  rng,
+} from "../support/helpers.ts";
 
 type Options = Record<string, unknown>;
 type Op = (x: Tensor, options: never) => Tensor;
@@ -94,25 +100,9 @@ function values(shape: number[], seed: number): number[] {
   return Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 8 - 4);
 }
 
-/** The bits of a tensor's elements, as its storage holds them. */
-async function bits(t: Tensor): Promise<number[]> {
-  const f = await t.toFloat32Array();
-  return Array.from(new Uint32Array(f.buffer, f.byteOffset, f.length));
-}
-
 /** Fills a tensor's storage with a pattern no kernel writes, so a skipped launch shows. */
 function spoil(t: Tensor): void {
   (tensorInternals(t).storage.handle as CpuBuffer).view().fill(0x7e01);
-}
-
-function openThreaded(threads: number): Device {
-  const saved = cpuTuning.minParallelElements;
-  cpuTuning.minParallelElements = 0; // every call shared by the threads
-  try {
-    return Device.open({ backend: "cpu", threads });
-  } finally {
-    cpuTuning.minParallelElements = saved;
-  }
 }
 
 for (
@@ -125,11 +115,11 @@ for (
     using reference = Device.open({ backend: "cpu", cpuKernels: "typescript" });
     using device = open();
     const all = [...REPEATS, WIDE];
-    const expected: number[][] = [];
+    const expected: Float32Array[] = [];
     for (const [i, r] of all.entries()) {
       using x = reference.tensor(values(r.shape, i + 1), r.shape, { dtype: r.dtype });
       using y = r.op(x, r.options as never);
-      expected.push(await bits(y));
+      expected.push(await y.toFloat32Array());
     }
     const inputs = all.map((r, i) =>
       device.tensor(values(r.shape, i + 1), r.shape, { dtype: r.dtype })
@@ -146,7 +136,11 @@ for (
             spoil(outs[i]);
             const options = { ...all[i].options, out: outs[i] };
             assert.equal(all[i].op(inputs[i], options as never), outs[i]);
-            assert.deepEqual(await bits(outs[i]), expected[i], `${all[i].name}, round ${round}`);
+            assertBitEqual(
+              await outs[i].toFloat32Array(),
+              expected[i],
+              `${all[i].name}, round ${round}`,
+            );
           }
         }
       }

@@ -6,7 +6,8 @@
  */
 
 import { AssertionError } from "node:assert/strict";
-import type { Device, DType, Tensor } from "../../mod.ts";
+import { Device, type DType, type Tensor } from "../../mod.ts";
+import { cpuTuning } from "../../src/cpu/backend.ts";
 import { bfloat16BitsFromNumber, bfloat16BitsToNumber } from "../../src/tensor/dtype.ts";
 import { emulationDir } from "../../tools/emu_dir.ts";
 import { type BackendCase, processLanes } from "./lanes.ts";
@@ -365,5 +366,23 @@ export function assertRepeatsFailAsFirstCalls(
           `${expected.constructor.name}: ${expected.message} on a first call`,
       });
     }
+  }
+}
+
+/**
+ * A CPU device with `threads` threads whose thread threshold is `minParallel` elements (default 0:
+ * every call sent to the workers).
+ */
+export function openThreaded(
+  threads: number,
+  numerics: "pytorch" | "device" = "pytorch",
+  minParallel = 0,
+): Device {
+  const saved = cpuTuning.minParallelElements;
+  cpuTuning.minParallelElements = minParallel;
+  try {
+    return Device.open({ backend: "cpu", threads, numerics });
+  } finally {
+    cpuTuning.minParallelElements = saved;
   }
 }
