@@ -27,8 +27,13 @@
  *   {@link WINDOW}), and where the other plan keeps losing it costs few calls: a losing run also
  *   slows the call after it (a shared call leaves half its output in the other core's cache), and
  *   on this VM one such run in 8 calls of 0.2-0.5 ms cost 3-9 %.
- * - the call that starts a worker is not timed (KernelScheduler.run): starting an isolate took
- *   ~10 ms, which says nothing of what sharing costs.
+ * - a shape's first call is not timed: it runs cold, and which plan it ran would be judged by it
+ *   (the first shared call of bilinear forward x2 on a device took 12.7 ms where the next took
+ *   2.2-2.4, its first kernel run on that module; nearest-exact s=1.7 3.0 ms where alone took 1.4).
+ *   Timed, it made the first shape of each class run alone for its next 8 calls, which are all of a
+ *   short run (bench/scaling.ts: bilinear x2 forward 0.93x one thread where C threads gave 1.9x);
+ * - nor is the call that starts a worker (KernelScheduler.run): starting an isolate took ~10 ms,
+ *   which says nothing of what sharing costs.
  *
  * Nothing is measured before the first call, and nothing blocks it: the calls are the probe. On an
  * idle host that scales, the plan shares every large call from the first; on a host where sharing
@@ -79,6 +84,8 @@ export interface Choice {
   shape: string;
   /** Whether this call runs the shape's other plan, to time it. */
   explore: boolean;
+  /** Whether this is the shape's first call, whose time {@link Planner.record} ignores. */
+  first: boolean;
 }
 
 /**
@@ -183,7 +190,7 @@ export class Planner {
   readonly maxThreads: number;
   readonly #speedups: Window[] = [];
   readonly #shapes = new Map<string, ShapeState>();
-  readonly #choice: Choice = { threads: 1, cls: 0, shape: "", explore: false };
+  readonly #choice: Choice = { threads: 1, cls: 0, shape: "", explore: false, first: false };
 
   constructor(maxThreads: number) {
     this.maxThreads = maxThreads;
@@ -213,13 +220,14 @@ export class Planner {
     choice.cls = cls;
     choice.shape = key;
     choice.explore = explore;
+    choice.first = shape.calls === 1;
     return choice;
   }
 
   /** Records how long a call planned by `choice` took, ms. */
   record(choice: Readonly<Choice>, ms: number): void {
     const shape = this.#shapes.get(choice.shape);
-    if (shape === undefined) return;
+    if (shape === undefined || choice.first) return;
     const own = choice.threads > 1 ? shape.shared : shape.single;
     const other = choice.threads > 1 ? shape.single : shape.shared;
     const faster = choice.explore && other.size > 0 && ms < other.median(0);
