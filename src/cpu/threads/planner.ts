@@ -31,7 +31,7 @@
  *   (the first shared call of bilinear forward x2 on a device took 12.7 ms where the next took
  *   2.2-2.4, its first kernel run on that module; nearest-exact s=1.7 3.0 ms where alone took 1.4).
  *   Timed, it made the first shape of each class run alone for its next 8 calls, which are all of a
- *   short run (bench/scaling.ts: bilinear x2 forward 0.93x one thread where C threads gave 1.9x);
+ *   short run (bench/scaling.ts: bilinear x2 forward 0.93x one thread, the host's SIMD loop 1.94x);
  * - nor is the call that starts a worker (KernelScheduler.run): starting an isolate took ~10 ms,
  *   which says nothing of what sharing costs.
  *
