@@ -21,7 +21,7 @@ import type {
 import { FORWARD_OP_SPECS, OP_SPECS } from "../rules/ops.ts";
 import { elementCount } from "../tensor/layout.ts";
 import type { DType, HostArray } from "../tensor/dtype.ts";
-import { checkFits } from "../tensor/fits.ts";
+import { checkFits, fits } from "../tensor/fits.ts";
 import { CpuBuffer } from "./buffer.ts";
 import { hostMemoryInfo } from "./host_memory.ts";
 import { MAX_PAGES } from "./wasm/heap.ts";
@@ -271,32 +271,55 @@ export class CpuBackend implements Backend<CpuBuffer> {
       launchPlanOf(params, this.ascend, this.#routeOptions);
     }
     // The result must fit as any tensor does: a tiny gradOutput downsampled from a huge inputSize
-    // would otherwise take minutes and gigabytes of host memory before failing.
+    // would otherwise take minutes and gigabytes of host memory before failing. The message is
+    // built only on failure: a passing check allocates nothing (tiny calls in a loop).
     const { op, dtype, inputSize } = params;
-    checkFits(this, dtype, inputSize, elementCount(inputSize), `${OP_SPECS[op].name}: the result`);
+    const length = elementCount(inputSize);
+    if (!fits(this, dtype, length)) {
+      checkFits(this, dtype, inputSize, length, `${OP_SPECS[op].name}: the result`);
+    }
   }
 
   /** Runs the op now, or queues it (a large op with several threads, or while work is queued). */
   launch(call: UpsampleCall<CpuBuffer>): void {
-    if (this.numerics === "device") {
-      // The deterministic route, or an arrangement avoiding the kernel's column loss, as the NPU
-      // runs them (launchPlanOf); "lossy" runs the kernel below, which loses the same columns.
-      const arranged = launchPlanOf(call, this.ascend, this.#routeOptions);
-      if (arranged?.kind === "route") {
-        const route = arranged.route;
-        return this.#runInOrder(() => runRouteCpu(kernelArgs(call), route));
-      }
-      if (arranged?.kind === "transposed") {
-        const launch = tbeLaunchOf(transposedSizes(call), this.ascend);
-        return this.#runInOrder(() => runTbeCpu(transposedArgs(kernelArgs(call)), launch));
-      }
-      // The device's own kernels where the reference has them (kernel_of.ts), else the shared ones.
-      const kernel = deviceKernelOf(call, this.ascend);
-      if (kernel !== null) return this.#runInOrder(() => kernel(kernelArgs(call)));
-      call = ascendCall(call, this.ascend);
-    }
-    if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));
+    const shared = this.numerics === "device" ? this.#launchDevice(call) : call;
+    if (shared !== null) this.#start(shared);
+  }
+
+  // Runs `call` now, or after the work queued so far. No closure in this method or its callers
+  // above: V8 would allocate a context for the captured call on every launch (48 bytes, a repeated
+  // tiny call's only allocation), so the queued path makes its closure in #enqueue.
+  #start(call: AnyCall): void {
+    if (this.#queue.busy) this.#enqueue(call);
     else this.#queue.hold(this.#launch(call, true));
+  }
+
+  #enqueue(call: AnyCall): void {
+    this.#queue.run(() => this.#launch(call, false));
+  }
+
+  // With device numerics: runs the deterministic route, or an arrangement avoiding the kernel's
+  // column loss, as the NPU runs them (launchPlanOf), or the device's own kernel where the
+  // reference has one (kernel_of.ts), and returns null; else the call for the shared kernels
+  // ("lossy" runs them, and they lose the same columns).
+  #launchDevice(call: UpsampleCall<CpuBuffer>): UpsampleCall<CpuBuffer> | null {
+    const arranged = launchPlanOf(call, this.ascend, this.#routeOptions);
+    if (arranged?.kind === "route") {
+      const route = arranged.route;
+      this.#runInOrder(() => runRouteCpu(kernelArgs(call), route));
+      return null;
+    }
+    if (arranged?.kind === "transposed") {
+      const launch = tbeLaunchOf(transposedSizes(call), this.ascend);
+      this.#runInOrder(() => runTbeCpu(transposedArgs(kernelArgs(call)), launch));
+      return null;
+    }
+    const kernel = deviceKernelOf(call, this.ascend);
+    if (kernel !== null) {
+      this.#runInOrder(() => kernel(kernelArgs(call)));
+      return null;
+    }
+    return ascendCall(call, this.ascend);
   }
 
   /** Rejects forward results too large for one host typed array, before anything is allocated. */
@@ -304,18 +327,25 @@ export class CpuBackend implements Backend<CpuBuffer> {
     const { op, dtype, inputSize, outputSize } = params;
     // What the family refuses (forwardPlan throws it), before anything is allocated.
     if (this.numerics === "device") forwardPlan(params, this.ascend);
-    const shape = [inputSize[0], inputSize[1], ...outputSize];
-    checkFits(this, dtype, shape, elementCount(shape), `${FORWARD_OP_SPECS[op].name}: the result`);
+    // As checkSupported: no array and no message unless the check fails.
+    let length = inputSize[0] * inputSize[1];
+    for (let i = 0; i < outputSize.length; i++) length *= outputSize[i];
+    if (!fits(this, dtype, length)) {
+      const shape = [inputSize[0], inputSize[1], ...outputSize];
+      checkFits(this, dtype, shape, length, `${FORWARD_OP_SPECS[op].name}: the result`);
+    }
   }
 
   /** Runs the forward op now, or queues it (a large op with several threads, or while work is queued). */
   launchForward(call: ForwardCall<CpuBuffer>): void {
-    if (this.numerics === "device") {
-      const plan = forwardPlan(call, this.ascend);
-      return this.#runInOrder(() => forwardDeviceCpu(forwardArgs(call), plan));
-    }
-    if (this.#queue.busy) this.#queue.run(() => this.#launch(call, false));
-    else this.#queue.hold(this.#launch(call, true));
+    if (this.numerics === "device") this.#launchForwardDevice(call);
+    else this.#start(call);
+  }
+
+  // With device numerics: the device's forward, on the calling thread, in order.
+  #launchForwardDevice(call: ForwardCall<CpuBuffer>): void {
+    const plan = forwardPlan(call, this.ascend);
+    this.#runInOrder(() => forwardDeviceCpu(forwardArgs(call), plan));
   }
 
   /** Whether a launched call object may be launched again (in the WebAssembly memory: see keepCall). */

@@ -22,6 +22,19 @@ function size(bytes: number): string {
 }
 
 /**
+ * Whether `length` elements of `dtype` fit in one tensor on `backend` (the check of
+ * {@link checkFits} without building its message: hot paths test this first).
+ *
+ * @example
+ * ```ts ignore
+ * if (!fits(backend, "float32", length)) checkFits(backend, "float32", shape, length, "zeros");
+ * ```
+ */
+export function fits(backend: Backend<unknown>, dtype: DType, length: number): boolean {
+  return length * dtypeByteSize(dtype) <= backend.tensorLimit.bytes;
+}
+
+/**
  * Throws when `length` elements of `dtype` take more bytes than one tensor can on `backend`.
  *
  * @throws {RangeError} naming the call, the shape, the bytes it needs and the backend's bound
@@ -38,9 +51,9 @@ export function checkFits(
   length: number,
   what: string,
 ): void {
+  if (fits(backend, dtype, length)) return;
   const bytes = length * dtypeByteSize(dtype);
   const limit = backend.tensorLimit;
-  if (bytes <= limit.bytes) return;
   throw new RangeError(
     `${what}: shape [${shape.join(", ")}] of ${dtype} needs ${bytes} bytes (${
       size(bytes)

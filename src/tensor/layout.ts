@@ -27,8 +27,10 @@ export interface Layout {
  * ```
  */
 export function elementCount(shape: readonly number[]): number {
+  // An index loop: `for...of` allocates an iterator per call where V8 cannot prove the array plain
+  // (frozen shapes and user arrays reach here alike), and this runs on every op call.
   let count = 1;
-  for (const size of shape) count *= size;
+  for (let i = 0; i < shape.length; i++) count *= shape[i];
   return count;
 }
 

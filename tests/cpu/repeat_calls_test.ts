@@ -215,3 +215,45 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name: "repeated tiny calls with out allocate nothing on the JS heap (one thread and the default)",
+  ignore: typeof gc !== "function",
+  fn: async () => {
+    // Before: the forward size check built a shape array and a message per call (240 bytes), the
+    // backward launch a closure context (48 bytes); a loop of such calls fed the GC.
+    for (const threads of [1, 2]) {
+      using device = Device.open({ backend: "cpu", threads });
+      const x = device.zeros([1, 2, 3, 3]), y = device.zeros([1, 2, 5, 5]);
+      const gradInput = device.zeros([1, 2, 3, 3]);
+      const x1 = device.zeros([1, 2, 3]), y1 = device.zeros([1, 2, 5]);
+      // Options made once, as a training loop may: what is left to count is the library's.
+      const up = { outputSize: [5, 5], out: y }, up1 = { outputSize: [5], out: y1 };
+      const down = { outputSize: [5, 5], inputSize: [1, 2, 3, 3], out: gradInput };
+      const calls: [string, () => unknown][] = [
+        ["upsampleNearestExact2d", () => upsampleNearestExact2d(x, up)],
+        ["upsampleNearestExact1d", () => upsampleNearestExact1d(x1, up1)],
+        ["upsampleBilinear2d", () => upsampleBilinear2d(x, up)],
+        ["upsampleNearestExact2dBackward", () => upsampleNearestExact2dBackward(y, down)],
+        ["upsampleBilinear2dBackward", () => upsampleBilinear2dBackward(y, down)],
+      ];
+      for (const [name, call] of calls) {
+        const loop = (n: number): void => {
+          for (let i = 0; i < n; i++) call();
+        };
+        loop(30000); // past the optimising compilers, whose code also lands on the heap
+        await device.synchronize();
+        gc!();
+        const calls = 20000, before = Deno.memoryUsage().heapUsed;
+        loop(calls);
+        const perCall = (Deno.memoryUsage().heapUsed - before) / calls;
+        await device.synchronize();
+        assert.ok(
+          perCall < 16,
+          `${threads} thread(s), ${name}: ${perCall.toFixed(1)} bytes per call`,
+        );
+      }
+      for (const t of [x, y, gradInput, x1, y1]) t.dispose();
+    }
+  },
+});

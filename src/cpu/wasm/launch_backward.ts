@@ -253,11 +253,14 @@ export function prepareWasm(
   }
   const base = placePlan(kernels, plan, slots);
   if (base < 0) return null;
+  // Written by index: `length = 0` and push would drop and regrow the array's store every call.
   const at = plan.offsets, work = base + plan.workOffset, args = prepared.args;
   const size = call.dtype === "float32" ? 4 : 2;
-  args.length = 0;
-  args.push(DTYPE_CODE[call.dtype], address(call.out), address(call.gradOutput));
-  args.push(inputSize[0] * inputSize[1]);
+  let n = 0;
+  args[n++] = DTYPE_CODE[call.dtype];
+  args[n++] = address(call.out);
+  args[n++] = address(call.gradOutput);
+  args[n++] = inputSize[0] * inputSize[1];
   prepared.planes = args[3];
   prepared.outPlaneBytes = inH * inW * size;
   prepared.gradPlaneBytes = outH * outW * size;
@@ -265,20 +268,38 @@ export function prepareWasm(
   prepared.workBytes = plan.workBytes;
   if (plan.down2) {
     prepared.kernel = "bilinear_down2";
-    args.push(outH, outW, base + at[2], base + at[3], base + at[6], base + at[7]);
+    args[n++] = outH;
+    args[n++] = outW;
+    args[n++] = base + at[2];
+    args[n++] = base + at[3];
+    args[n++] = base + at[6];
+    args[n++] = base + at[7];
     prepared.workArg = -1;
   } else if (call.op === "bilinear2d") {
     prepared.kernel = "bilinear_backward";
-    args.push(inH, inW, outH, outW);
-    for (let i = 0; i < 8; i++) args.push(base + at[i]);
-    prepared.workArg = args.push(work) - 1;
+    args[n++] = inH;
+    args[n++] = inW;
+    args[n++] = outH;
+    args[n++] = outW;
+    for (let i = 0; i < 8; i++) args[n++] = base + at[i];
+    prepared.workArg = n;
+    args[n++] = work;
   } else {
     prepared.kernel = "nearest_backward";
-    args.push(inH, inW, outW, base + at[0], base + at[1], plan.wFactor, plan.maxRange);
-    prepared.workArg = args.push(work) - 1;
+    args[n++] = inH;
+    args[n++] = inW;
+    args[n++] = outW;
+    args[n++] = base + at[0];
+    args[n++] = base + at[1];
+    args[n++] = plan.wFactor;
+    args[n++] = plan.maxRange;
+    prepared.workArg = n;
+    args[n++] = work;
   }
   // The whole planes: row0, row1.
-  args.push(0, plan.rows);
+  args[n++] = 0;
+  args[n++] = plan.rows;
+  args.length = n;
   prepared.rows = plan.rows;
   prepared.bandable = plan.bandable;
   return prepared;

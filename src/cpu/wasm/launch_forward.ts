@@ -296,11 +296,16 @@ function plannedFor(plan: Plan, call: WasmForwardCall, rule: string): boolean {
   const { inputSize, outputSize, scales } = call;
   const sizes = p.sizes;
   if (sizes.length !== inputSize.length + outputSize.length + scales.length) return false;
-  let k = 0;
-  for (const list of [inputSize, outputSize, scales]) {
-    for (let i = 0; i < list.length; i++) if (sizes[k++] !== list[i]) return false;
-  }
-  return true;
+  // List by list, not over an array of the lists (a new array per call).
+  const k = sameFrom(sizes, 0, inputSize);
+  const m = k < 0 ? -1 : sameFrom(sizes, k, outputSize);
+  return m >= 0 && sameFrom(sizes, m, scales) >= 0;
+}
+
+// Whether `sizes` holds `list` from index `k`: the index after it, or -1.
+function sameFrom(sizes: readonly number[], k: number, list: readonly number[]): number {
+  for (let i = 0; i < list.length; i++) if (sizes[k + i] !== list[i]) return -1;
+  return k + list.length;
 }
 
 /**
@@ -335,21 +340,36 @@ export function prepareWasmForward(
   const inH = twoD ? inputSize[2] : 1, inW = inputSize[inputSize.length - 1];
   const outH = twoD ? outputSize[0] : 1, outW = outputSize[outputSize.length - 1];
   const size = call.dtype === "float32" ? 4 : 2;
+  // Written by index: `length = 0` and push would drop and regrow the array's store every call.
   const at = plan.offsets, args = prepared.args;
-  args.length = 0;
-  args.push(DTYPE_CODE[call.dtype], address(call.out), address(call.input));
-  args.push(inputSize[0] * inputSize[1]);
+  let n = 0;
+  args[n++] = DTYPE_CODE[call.dtype];
+  args[n++] = address(call.out);
+  args[n++] = address(call.input);
+  args[n++] = inputSize[0] * inputSize[1];
   if (call.op === "bilinear2d") {
     prepared.kernel = "bilinear_forward";
-    args.push(plan.mode, inH, inW, outH, outW);
-    for (let i = 0; i < 9; i++) args.push(base + at[i]);
-    prepared.workArg = args.push(base + plan.workOffset) - 1;
+    args[n++] = plan.mode;
+    args[n++] = inH;
+    args[n++] = inW;
+    args[n++] = outH;
+    args[n++] = outW;
+    for (let i = 0; i < 9; i++) args[n++] = base + at[i];
+    prepared.workArg = n;
+    args[n++] = base + plan.workOffset;
   } else {
     prepared.kernel = "nearest_forward";
-    args.push(inH, inW, outH, outW, base + at[0], base + at[1], base + at[2], plan.pattern);
+    args[n++] = inH;
+    args[n++] = inW;
+    args[n++] = outH;
+    args[n++] = outW;
+    for (let i = 0; i < 3; i++) args[n++] = base + at[i];
+    args[n++] = plan.pattern;
     prepared.workArg = -1;
   }
-  args.push(0, outH);
+  args[n++] = 0;
+  args[n++] = outH;
+  args.length = n;
   prepared.planes = args[3];
   prepared.outPlaneBytes = outH * outW * size;
   prepared.gradPlaneBytes = inH * inW * size;
