@@ -19,9 +19,8 @@ import type {
   UpsampleParams,
 } from "../backend.ts";
 import { FORWARD_OP_SPECS, OP_SPECS } from "../rules/ops.ts";
-import { elementCount } from "../tensor/layout.ts";
 import type { DType, HostArray } from "../tensor/dtype.ts";
-import { checkFits, fits } from "../tensor/fits.ts";
+import { checkResultFits } from "../tensor/fits.ts";
 import { CpuBuffer } from "./buffer.ts";
 import { hostMemoryInfo } from "./host_memory.ts";
 import { MAX_PAGES } from "./wasm/heap.ts";
@@ -270,14 +269,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
       checkAscendRules(params, this.ascend);
       launchPlanOf(params, this.ascend, this.#routeOptions);
     }
-    // The result must fit as any tensor does: a tiny gradOutput downsampled from a huge inputSize
-    // would otherwise take minutes and gigabytes of host memory before failing. The message is
-    // built only on failure: a passing check allocates nothing (tiny calls in a loop).
-    const { op, dtype, inputSize } = params;
-    const length = elementCount(inputSize);
-    if (!fits(this, dtype, length)) {
-      checkFits(this, dtype, inputSize, length, `${OP_SPECS[op].name}: the result`);
-    }
+    checkResultFits(this, params.dtype, OP_SPECS[params.op].name, params.inputSize, null);
   }
 
   /** Runs the op now, or queues it (a large op with several threads, or while work is queued). */
@@ -327,13 +319,7 @@ export class CpuBackend implements Backend<CpuBuffer> {
     const { op, dtype, inputSize, outputSize } = params;
     // What the family refuses (forwardPlan throws it), before anything is allocated.
     if (this.numerics === "device") forwardPlan(params, this.ascend);
-    // As checkSupported: no array and no message unless the check fails.
-    let length = inputSize[0] * inputSize[1];
-    for (let i = 0; i < outputSize.length; i++) length *= outputSize[i];
-    if (!fits(this, dtype, length)) {
-      const shape = [inputSize[0], inputSize[1], ...outputSize];
-      checkFits(this, dtype, shape, length, `${FORWARD_OP_SPECS[op].name}: the result`);
-    }
+    checkResultFits(this, dtype, FORWARD_OP_SPECS[op].name, inputSize, outputSize);
   }
 
   /** Runs the forward op now, or queues it (a large op with several threads, or while work is queued). */

@@ -8,6 +8,7 @@
 
 import type { Backend } from "../backend.ts";
 import { type DType, dtypeByteSize } from "./dtype.ts";
+import { elementCount } from "./layout.ts";
 
 /** Bytes as a short size, e.g. `"37.25 GiB"`. */
 function size(bytes: number): string {
@@ -21,17 +22,39 @@ function size(bytes: number): string {
   return unit === 0 ? `${bytes} bytes` : `${value.toFixed(2)} ${units[unit]}`;
 }
 
+function fits(backend: Backend<unknown>, dtype: DType, length: number): boolean {
+  return length * dtypeByteSize(dtype) <= backend.tensorLimit.bytes;
+}
+
 /**
- * Whether `length` elements of `dtype` fit in one tensor on `backend` (the check of
- * {@link checkFits} without building its message: hot paths test this first).
+ * {@link checkFits} for an op's result: `[batch[0], batch[1], ...spatial]` (a forward op: its
+ * input's sizes and `outputSize`), or `batch` whole when `spatial` is null (a backward op's
+ * `inputSize`). It builds no array and no message unless it throws, as it runs on every op call:
+ * a tiny gradient downsampled from a huge `inputSize` would otherwise take minutes and gigabytes of
+ * host memory before failing.
  *
+ * @throws {RangeError} as checkFits, naming `opName`'s result
  * @example
  * ```ts ignore
- * if (!fits(backend, "float32", length)) checkFits(backend, "float32", shape, length, "zeros");
+ * checkResultFits(backend, "float32", "upsampleBilinear2d", inputSize, outputSize);
  * ```
  */
-export function fits(backend: Backend<unknown>, dtype: DType, length: number): boolean {
-  return length * dtypeByteSize(dtype) <= backend.tensorLimit.bytes;
+export function checkResultFits(
+  backend: Backend<unknown>,
+  dtype: DType,
+  opName: string,
+  batch: readonly number[],
+  spatial: readonly number[] | null,
+): void {
+  let length: number;
+  if (spatial === null) length = elementCount(batch);
+  else {
+    length = batch[0] * batch[1];
+    for (let i = 0; i < spatial.length; i++) length *= spatial[i];
+  }
+  if (fits(backend, dtype, length)) return;
+  const shape = spatial === null ? batch : [batch[0], batch[1], ...spatial];
+  checkFits(backend, dtype, shape, length, `${opName}: the result`);
 }
 
 /**
