@@ -135,8 +135,7 @@ function launch(
 ): Tensor {
   const backend = device.backend();
   backend.checkForwardSupported(call);
-  const result = out ??
-    device.empty(call.dtype, [call.inputSize[0], call.inputSize[1], ...call.outputSize]);
+  const result = out ?? device.empty(call.dtype, call.resultShape);
   let launched: ForwardCall<unknown>;
   try {
     launched = reuse ?? forwardCall(call, result);

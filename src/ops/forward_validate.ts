@@ -38,6 +38,8 @@ export interface ResolvedForward {
   readonly inputSize: readonly number[];
   /** `[L]` or `[H, W]`: the result's spatial size. */
   readonly outputSize: readonly number[];
+  /** The result's shape, `[N, C, ...outputSize]` (made once: repeated calls allocate with it). */
+  readonly resultShape: readonly number[];
   /** Scale factor per spatial dimension; 0 = derive from the sizes. */
   readonly scales: readonly number[];
   /** Bilinear only; false for the nearest-exact ops. */
@@ -122,6 +124,7 @@ export function resolveForward(op: UpsampleOp, input: unknown, options: unknown)
     out,
     inputSize,
     outputSize,
+    resultShape,
     scales,
     alignCorners,
     deterministic,
