@@ -157,6 +157,28 @@ function buildPlan(
 }
 
 /** Byte address of a view's first element. */
+// The plan of these sizes, cached or built. Apart from prepareWasm, which runs on every call: a
+// closure there makes V8 allocate a context for what it captures on each call, taken or not.
+function planOf(
+  kernels: WasmKernels,
+  op: UpsampleOp,
+  inH: number,
+  inW: number,
+  outH: number,
+  outW: number,
+  scaleH: number,
+  scaleW: number,
+  alignCorners: boolean,
+  rule: TableRule,
+): Plan {
+  const key = `${rule}:${op}:${inH}:${inW}:${outH}:${outW}:${scaleH}:${scaleW}:${alignCorners}`;
+  return cachedTable(
+    plans,
+    key,
+    () => buildPlan(kernels, op, inH, inW, outH, outW, scaleH, scaleW, alignCorners, rule),
+  );
+}
+
 function address(view: StorageView<CpuBuffer>): number {
   return view.handle.ptr + view.offset * (view.dtype === "float32" ? 4 : 2);
 }
@@ -243,13 +265,7 @@ export function prepareWasm(
     !Object.is(plan.scaleW, scaleW) || plan.alignCorners !== alignCorners ||
     plan.rule !== rule
   ) {
-    const key =
-      `${rule}:${call.op}:${inH}:${inW}:${outH}:${outW}:${scaleH}:${scaleW}:${alignCorners}`;
-    plan = cachedTable(
-      plans,
-      key,
-      () => buildPlan(kernels, call.op, inH, inW, outH, outW, scaleH, scaleW, alignCorners, rule),
-    );
+    plan = planOf(kernels, call.op, inH, inW, outH, outW, scaleH, scaleW, alignCorners, rule);
   }
   const base = placePlan(kernels, plan, slots);
   if (base < 0) return null;

@@ -288,6 +288,15 @@ const prepared: PreparedCall = {
   bandable: true,
 };
 
+// The call's plan, cached or built. Apart from prepareWasmForward, which runs on every call: a
+// closure there makes V8 allocate a context for what it captures on each call, taken or not.
+function planOf(kernels: WasmKernels, call: WasmForwardCall, rule: string): Plan {
+  const { inputSize, outputSize, scales } = call;
+  const key = `fwd:${rule}:${call.op}:${call.dtype}:${inputSize[1] === 1}:` +
+    `${inputSize.join(",")}:${outputSize.join(",")}:${scales.join(",")}:${call.alignCorners}`;
+  return cachedTable(plans, key, () => buildPlan(kernels, call, key));
+}
+
 // Whether `plan` (the kernels' last one, maybe a backward plan) was built for this call.
 function plannedFor(plan: Plan, call: WasmForwardCall, rule: string): boolean {
   const p = plan.call;
@@ -326,13 +335,11 @@ export function prepareWasmForward(
   call: WasmForwardCall,
   slots: number,
 ): PreparedCall | null {
-  const { inputSize, outputSize, scales } = call;
+  const { inputSize, outputSize } = call;
   const rule = call.rule ?? "pytorch";
   let plan = kernels.plan as Plan | null;
   if (plan === null || plan.call === undefined || !plannedFor(plan, call, rule)) {
-    const key = `fwd:${rule}:${call.op}:${call.dtype}:${inputSize[1] === 1}:` +
-      `${inputSize.join(",")}:${outputSize.join(",")}:${scales.join(",")}:${call.alignCorners}`;
-    plan = cachedTable(plans, key, () => buildPlan(kernels, call, key));
+    plan = planOf(kernels, call, rule);
   }
   const base = placePlan(kernels, plan, slots);
   if (base < 0) return null;
