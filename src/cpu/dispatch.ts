@@ -22,12 +22,8 @@ import {
 } from "./pytorch/backward/mod.ts";
 import type { BilinearBackwardArgs, StridedArray } from "./types.ts";
 import type { WasmKernels } from "./wasm/instance.ts";
-import {
-  type PreparedCall,
-  prepareWasm,
-  runPrepared,
-  wasmEligible,
-} from "./wasm/launch_backward.ts";
+import { prepareWasm, wasmEligible } from "./wasm/launch_backward.ts";
+import { type PreparedCall, runPrepared } from "./wasm/prepared.ts";
 
 /** A backward or a forward call on the CPU backend's storage. */
 export type AnyCall = UpsampleCall<CpuBuffer> | ForwardCall<CpuBuffer>;

@@ -20,7 +20,7 @@ import {
 import { callClass } from "../../src/cpu/threads/planner.ts";
 import { KernelScheduler } from "../../src/cpu/threads/scheduler.ts";
 import { WasmKernels } from "../../src/cpu/wasm/instance.ts";
-import type { PreparedCall } from "../../src/cpu/wasm/launch_backward.ts";
+import type { PreparedCall } from "../../src/cpu/wasm/prepared.ts";
 import type { StridedArray } from "../../src/cpu/types.ts";
 import type { UpsampleOp } from "../../src/rules/ops.ts";
 import type { TableRule } from "../../src/rules/tables.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { StorageView } from "../../src/backend.ts";
 import { CpuBuffer } from "../../src/cpu/buffer.ts";
-import { runPrepared } from "../../src/cpu/wasm/launch_backward.ts";
+import { runPrepared } from "../../src/cpu/wasm/prepared.ts";
 import { prepareWasmForward, type WasmForwardCall } from "../../src/cpu/wasm/launch_forward.ts";
 import { WasmKernels } from "../../src/cpu/wasm/instance.ts";
 import { nearestTables } from "../../src/rules/tables.ts";

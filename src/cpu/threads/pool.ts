@@ -18,7 +18,7 @@
 
 import { Worker } from "node:worker_threads";
 import { STACK_BYTES, type WasmKernels } from "../wasm/instance.ts";
-import { LINE_BYTES } from "../wasm/launch_backward.ts";
+import { LINE_BYTES } from "../wasm/prepared.ts";
 import {
   CONTROL,
   controlWords,

@@ -8,7 +8,7 @@
  */
 
 import type { WasmKernels } from "../wasm/instance.ts";
-import { LINE_BYTES, type PreparedCall, runPrepared } from "../wasm/launch_backward.ts";
+import { LINE_BYTES, type PreparedCall, runPrepared } from "../wasm/prepared.ts";
 import { Planner } from "./planner.ts";
 import { KernelPool } from "./pool.ts";
 

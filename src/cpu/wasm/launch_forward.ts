@@ -16,7 +16,15 @@ import type { DType } from "../../tensor/dtype.ts";
 import { isContiguous } from "../../tensor/layout.ts";
 import type { CpuBuffer } from "../buffer.ts";
 import type { WasmKernels } from "./instance.ts";
-import { placePlan, type PreparedCall, runPrepared, tableLayout } from "./launch_backward.ts";
+import {
+  address,
+  align16,
+  DTYPE_CODE,
+  placePlan,
+  type PreparedCall,
+  runPrepared,
+  tableLayout,
+} from "./prepared.ts";
 import { bilinearArith, forwardLinearTable, isChannelsLast } from "../pytorch/forward/tables.ts";
 
 /**
@@ -51,8 +59,6 @@ export interface WasmForwardCall {
   readonly rule?: TableRule;
 }
 
-const DTYPE_CODE = { float32: 0, float16: 1, bfloat16: 2 } as const;
-/** bilinear_forward's modes (forward_bilinear.c). */
 const MODE_F32 = 0, MODE_BF16 = 1, MODE_TAIL_F32 = 2, MODE_TAIL_BF16 = 3;
 
 interface Plan {
@@ -75,10 +81,6 @@ interface Plan {
 }
 
 const plans = new Map<string, Plan>();
-
-function align16(bytes: number): number {
-  return Math.ceil(bytes / 16) * 16;
-}
 
 /** The column map's pattern for nearest_forward (PATTERN_* of forward_nearest.c). */
 function columnPattern(index: Int32Array, inW: number): number {
@@ -250,11 +252,6 @@ function buildPlan(kernels: WasmKernels, call: WasmForwardCall, key: string): Pl
     mode,
     pattern,
   };
-}
-
-/** Byte address of a view's first element. */
-function address(view: StorageView<CpuBuffer>): number {
-  return view.handle.ptr + view.offset * (view.dtype === "float32" ? 4 : 2);
 }
 
 /**
