@@ -59,6 +59,7 @@ export interface WasmForwardCall {
   readonly rule?: TableRule;
 }
 
+/** bilinear_forward's modes (forward_bilinear.c). */
 const MODE_F32 = 0, MODE_BF16 = 1, MODE_TAIL_F32 = 2, MODE_TAIL_BF16 = 3;
 
 interface Plan {
