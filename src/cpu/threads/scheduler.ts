@@ -121,6 +121,14 @@ export class KernelScheduler {
     return this.#pool.lastHere;
   }
 
+  /**
+   * Whether a shared call could start now: no worker is still leaving the last job (else the next
+   * call runs alone whatever its plan; tests of the plan wait for this).
+   */
+  get ready(): boolean {
+    return this.#pool.ready;
+  }
+
   /** Whether a worker died (calls must then run elsewhere). */
   get broken(): boolean {
     return this.#pool.broken;
