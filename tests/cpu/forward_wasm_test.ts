@@ -371,7 +371,7 @@ Deno.test("forward threads: the plan does not time the call that starts a worker
     // Call 3 is shared again (the class's prior: the shape has no shared time) and timed, once
     // the worker has left call 1's job (a worker the host preempted as it left makes a call run
     // alone whatever its plan: a busy CI host did).
-    for (let i = 0; i < 2000 && !scheduler.ready; i++) await new Promise((r) => setTimeout(r, 1));
+    scheduler.waitReady(2000);
     await scheduler.run(ready());
     assert.equal(scheduler.lastWorkers, 2);
     assert.equal(scheduler.planner.estimate(cls).observed, 1);

@@ -122,11 +122,12 @@ export class KernelScheduler {
   }
 
   /**
-   * Whether a shared call could start now: no worker is still leaving the last job (else the next
-   * call runs alone whatever its plan; tests of the plan wait for this).
+   * Waits, blocking, up to `ms` milliseconds until no worker is still leaving the last job (else
+   * the next call runs alone whatever its plan; tests of the plan wait for this), and says whether
+   * that came (see {@link KernelPool.waitReady}).
    */
-  get ready(): boolean {
-    return this.#pool.ready;
+  waitReady(ms: number): boolean {
+    return this.#pool.waitReady(ms);
   }
 
   /** Whether a worker died (calls must then run elsewhere). */
